@@ -1,0 +1,157 @@
+// How one target is loaded in one scenario: the request it gets (path, headers, body) and, for
+// the verify scenarios, a fresh feed of pre-solved payloads before every run, sized from the rate
+// measured so far; a run that used up its feed is thrown away and repeated with a larger one, so no
+// measured run contains a replayed payload.
+import { Agent, request } from 'node:http';
+import type { Scenario } from '../scenarios/scenario.js';
+import { BENCH_ORIGIN, type KeyName } from './keys.js';
+import { runLoad, type LoadResult, type RequestSpec } from './load.js';
+import { runPaced } from './paced.js';
+import { prepareFeed, solvePayload, verifyBody } from './payloads.js';
+import type { Target } from './targets.js';
+
+export interface DriverContext {
+  readonly connections: number;
+  readonly loadWorkers: number;
+  readonly keys: Readonly<Record<KeyName, string>>;
+  log(message: string): void;
+}
+
+/** full: as fast as possible; autocannon: autocannon -R at `rate`; paced: bench/lib/paced.ts at `rate`. */
+export type RunMode = { readonly kind: 'full' } | { readonly kind: 'autocannon' | 'paced'; readonly rate: number };
+
+export interface Driver {
+  run(durationS: number, mode: RunMode): Promise<LoadResult>;
+  /** The same request for wrk (GET scenarios only; the verify scenarios need a body per request). */
+  readonly wrk: { readonly url: string; readonly headers: Readonly<Record<string, string>> } | null;
+}
+
+/** First guess of a verify target's rate (req/s), used to size the first feed. */
+const INITIAL_ESTIMATE = 6_000;
+const FEED_ATTEMPTS = 3;
+
+export function paths(s: Scenario, target: Target, keys: Readonly<Record<KeyName, string>>): { challenge: string; verify: string } {
+  // L gets Palisade's request line, so both parse requests of the same size.
+  const apiKey = target.kind === 'P' ? s.key : keys[s.key];
+  return {
+    challenge: `/v1/challenge?apiKey=${apiKey}`,
+    verify: target.kind === 'P' ? '/v1/verify' : `/v1/verify?apiKey=${apiKey}`,
+  };
+}
+
+const GET_HEADERS = { origin: BENCH_ORIGIN };
+const POST_HEADERS = { origin: BENCH_ORIGIN, 'content-type': 'application/json' };
+
+/**
+ * `sampleFrom`: for L in a verify scenario, a target whose challenge endpoint gives a real payload
+ * to send as L's fixed body (same size as the others').
+ */
+export function createDriver(s: Scenario, target: Target, ctx: DriverContext, sampleFrom?: Target): Driver {
+  const url = target.server.url;
+  const p = paths(s, target, ctx.keys);
+  const load = (request: RequestSpec, durationS: number, mode: RunMode) => {
+    const common = { url, request, durationS, connections: ctx.connections };
+    if (mode.kind === 'paced') return runPaced({ ...common, rate: mode.rate });
+    return runLoad({ ...common, workers: ctx.loadWorkers, ...(mode.kind === 'autocannon' ? { rate: mode.rate } : {}) });
+  };
+
+  if (s.endpoint !== 'verify') {
+    const path = s.endpoint === 'ops' ? '/.live' : p.challenge;
+    return {
+      run: (d, mode) => load({ method: 'GET', path, headers: GET_HEADERS }, d, mode),
+      wrk: { url: url + path, headers: GET_HEADERS },
+    };
+  }
+  if (target.kind === 'L') {
+    let body: string | undefined;
+    return {
+      wrk: null,
+      async run(d, mode) {
+        if (body === undefined) {
+          if (!sampleFrom) throw new Error('L in a verify scenario needs a target to take a sample payload from');
+          const res = await fetch(sampleFrom.server.url + paths(s, sampleFrom, ctx.keys).challenge, { headers: GET_HEADERS });
+          body = verifyBody(solvePayload(await res.text()));
+        }
+        return load({ method: 'POST', path: p.verify, headers: POST_HEADERS, body }, d, mode);
+      },
+    };
+  }
+  let estimate = INITIAL_ESTIMATE;
+  return {
+    wrk: null,
+    async run(durationS, mode) {
+      const rate = mode.kind === 'full' ? undefined : mode.rate;
+      for (let attempt = 1; ; attempt++) {
+        // autocannon -R hands out per-second budgets, and the last second may start just before the end.
+        const count = rate === undefined
+          ? Math.ceil(estimate * 1.3 * durationS) + 3 * ctx.connections
+          : Math.ceil(rate * (durationS + 1)) + 3 * ctx.connections;
+        const started = performance.now();
+        const feed = await prepareFeed(url, p.challenge, GET_HEADERS, count);
+        ctx.log(`    ${target.id}: ${count} payloads fetched and solved in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        const result = await load({ method: 'POST', path: p.verify, headers: POST_HEADERS, feed }, durationS, mode);
+        const claimed = result.fed!.claimed;
+        if (rate === undefined) estimate = Math.max(estimate, result.rps);
+        if (claimed <= count) return result;
+        estimate = Math.max(estimate * 2, (claimed / durationS) * 1.5);
+        if (attempt === FEED_ATTEMPTS) {
+          ctx.log(`    ${target.id}: feed still too small after ${attempt} attempts; keeping a run with replays`);
+          return result;
+        }
+        ctx.log(`    ${target.id}: feed of ${count} used up; repeating the run with a larger one`);
+      }
+    },
+  };
+}
+
+/**
+ * Before measuring a verify target: one payload verifies, and the same payload again, on the same
+ * connection, is refused as a replay. (The same connection because P's replay store lives in each
+ * worker: a replay reaching another worker gets through there, which is P's design, not the bench's
+ * concern.) Returns why not, or null.
+ */
+export async function checkVerify(s: Scenario, target: Target, keys: Readonly<Record<KeyName, string>>): Promise<string | null> {
+  const p = paths(s, target, keys);
+  const challenge = await fetch(target.server.url + p.challenge, { headers: GET_HEADERS });
+  if (challenge.status !== 200) return `GET ${p.challenge.replace(/apiKey=.*/, 'apiKey=…')} answered ${challenge.status}`;
+  const body = verifyBody(solvePayload(await challenge.text()));
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const post = () => new Promise<{ status: number; json: { verified?: boolean; reason?: string } | null }>((resolve, reject) => {
+    const req = request(target.server.url + p.verify, { method: 'POST', headers: POST_HEADERS, agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { text += c; });
+      res.on('end', () => {
+        let json = null;
+        try { json = JSON.parse(text) as { verified?: boolean; reason?: string }; } catch { /* reported below */ }
+        resolve({ status: res.statusCode ?? 0, json });
+      });
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+  try {
+    const first = await post();
+    if (first.status !== 200 || first.json?.verified !== true) return `POST /v1/verify answered ${first.status} ${JSON.stringify(first.json)}`;
+    const again = await post();
+    if (again.json?.verified !== false) return `a replayed payload was not refused: ${again.status} ${JSON.stringify(again.json)}`;
+    return null;
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** Before measuring a challenge target: one challenge comes back. Returns why not, or null. */
+export async function checkChallenge(s: Scenario, target: Target, keys: Readonly<Record<KeyName, string>>): Promise<string | null> {
+  const path = s.endpoint === 'ops' ? '/.live' : paths(s, target, keys).challenge;
+  const res = await fetch(target.server.url + path, { headers: GET_HEADERS });
+  const text = await res.text();
+  if (res.status !== 200) {
+    const shown = path.replace(/apiKey=.*/, 'apiKey=…');
+    return res.status === 404 && s.endpoint !== 'ops'
+      ? `GET ${shown} answered 404 (the route is not wired into the service yet)`
+      : `GET ${shown} answered ${res.status} ${text.slice(0, 200)}`;
+  }
+  if (s.endpoint === 'challenge' && !text.includes('"parameters"')) return `GET ${path} did not return a challenge: ${text.slice(0, 200)}`;
+  return null;
+}

@@ -1,0 +1,188 @@
+// Load generation. autocannon (programmatic, with worker threads) measures every target. wrk, a C
+// generator that needs far less CPU per request, checks autocannon against L once per invocation
+// and measures the GET scenarios beside it: on a small machine it shows how much of a figure the
+// JavaScript generator costs.
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Options, type RequestOptions, type Result } from 'autocannon';
+import type { Feed } from './payloads.js';
+import { round } from './stats.js';
+
+/** bench/lib/feed-request.cjs in the source tree (tsc does not copy .cjs files into dist). */
+export const FEED_MODULE = join(fileURLToPath(new URL('../../../', import.meta.url)), 'bench', 'lib', 'feed-request.cjs');
+
+export interface RequestSpec {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A fixed body (L's stand-in for a payload). */
+  readonly body?: string;
+  /** A different pre-solved body per request. */
+  readonly feed?: Feed;
+  /** Absolute path of a CommonJS module exporting autocannon's setupRequest (request, context). */
+  readonly setupRequest?: string;
+  /** Absolute path of a CommonJS module exporting autocannon's onResponse (status, body, context). */
+  readonly onResponse?: string;
+}
+
+export interface LoadOptions {
+  readonly url: string;
+  /** One request, or a sequence each connection goes through in turn. */
+  readonly request: RequestSpec | readonly RequestSpec[];
+  readonly durationS: number;
+  readonly connections: number;
+  /** autocannon worker threads; 0 runs in the calling thread. */
+  readonly workers: number;
+  /** Requests per second over all connections (autocannon -R); unset = as fast as possible. */
+  readonly rate?: number;
+}
+
+export interface Latency {
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+export interface LoadResult {
+  /** 2xx answers per second over the run. */
+  readonly rps: number;
+  readonly requests: number;
+  readonly durationS: number;
+  /** Milliseconds (autocannon corrects for coordinated omission when a rate is set). */
+  readonly latency: Latency;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly non2xx: number;
+  readonly statusCodes: Readonly<Record<string, number>>;
+  /** Feed runs: bodies claimed (sent or built) out of the feed's count. */
+  readonly fed?: { readonly claimed: number; readonly available: number };
+}
+
+export async function runLoad(o: LoadOptions): Promise<LoadResult> {
+  const specs: readonly RequestSpec[] = Array.isArray(o.request) ? o.request : [o.request as RequestSpec];
+  const load = createRequire(import.meta.url);
+  // In workers mode autocannon require()s module paths in each thread; in this thread it takes functions.
+  const fn = (path: string) => (o.workers > 0 ? path : (load(path) as (...args: never[]) => unknown));
+  let feed: Feed | undefined;
+  const requests = specs.map((spec) => {
+    const req: RequestOptions = { method: spec.method, path: spec.path, headers: { ...spec.headers } };
+    if (spec.body !== undefined) req.body = spec.body;
+    if (spec.onResponse !== undefined) req.onResponse = fn(spec.onResponse) as RequestOptions['onResponse'];
+    if (spec.setupRequest !== undefined) req.setupRequest = fn(spec.setupRequest) as RequestOptions['setupRequest'];
+    if (spec.feed) {
+      feed = spec.feed;
+      Atomics.store(new Int32Array(feed.next), 0, 0);
+      if (o.workers === 0) (load(FEED_MODULE) as { attach(f: Feed): void }).attach(feed);
+      req.setupRequest = fn(FEED_MODULE) as RequestOptions['setupRequest'];
+    }
+    return req;
+  });
+  const opts: Options = {
+    url: o.url,
+    connections: o.connections,
+    pipelining: 1,
+    duration: o.durationS,
+    timeout: 10,
+    requests,
+  };
+  if (feed) opts.benchFeed = feed; // reaches feed-request.cjs in each worker through workerData
+  if (o.workers > 0) opts.workers = o.workers;
+  // In workers mode overallRate applies per worker.
+  if (o.rate !== undefined) opts.overallRate = Math.max(1, Math.round(o.rate / Math.max(1, o.workers)));
+  return summarize(await autocannon(opts), feed);
+}
+
+function summarize(r: Result, feed: Feed | undefined): LoadResult {
+  const statusCodes: Record<string, number> = {};
+  let ok = 0;
+  for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) {
+    statusCodes[code] = count;
+    if (code.startsWith('2')) ok += count;
+  }
+  const out: LoadResult = {
+    rps: round(ok / r.duration),
+    requests: r.totalCompletedRequests,
+    durationS: r.duration,
+    latency: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: r.latency.mean },
+    errors: r.errors,
+    timeouts: r.timeouts,
+    non2xx: r.non2xx,
+    statusCodes,
+  };
+  if (!feed) return out;
+  return { ...out, fed: { claimed: Atomics.load(new Int32Array(feed.next), 0), available: feed.count } };
+}
+
+/** Collects `amount` response bodies of GET `path` (challenges to solve before a verify run). */
+export async function collectBodies(url: string, path: string, headers: Record<string, string>, amount: number): Promise<string[]> {
+  const bodies: string[] = [];
+  const failures: string[] = [];
+  await autocannon({
+    url,
+    connections: Math.min(50, amount),
+    amount,
+    timeout: 10,
+    requests: [{
+      method: 'GET', path, headers,
+      onResponse(status, body) {
+        if (status === 200) bodies.push(body);
+        else if (failures.length < 3) failures.push(`${status} ${body.slice(0, 200)}`);
+      },
+    }],
+  });
+  if (bodies.length < amount) throw new Error(`GET ${path}: ${amount - bodies.length} of ${amount} failed: ${failures.join(' | ')}`);
+  return bodies;
+}
+
+export interface WrkResult {
+  readonly rps: number;
+  readonly latencyAvgMs: number;
+  /** Answers outside 2xx/3xx ("Non-2xx or 3xx responses"). */
+  readonly non2xx: number;
+  readonly threads: number;
+  readonly connections: number;
+  readonly durationS: number;
+  readonly version: string;
+}
+
+/** The wrk binary's version ("wrk debian/4.1.0-3"), or null when wrk is not installed. */
+export function wrkVersion(): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('wrk', ['--version'], (err, stdout, stderr) => {
+      // wrk prints its version and usage, and exits 1.
+      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') resolve(null);
+      else resolve(/wrk\s+\S+/.exec(`${stdout}${stderr}`)?.[0] ?? 'wrk');
+    });
+  });
+}
+
+export interface WrkOptions {
+  readonly threads: number;
+  readonly connections: number;
+  readonly durationS: number;
+  readonly version: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** GET `url` with wrk (no body: the verify scenarios' unique payloads are autocannon's alone). */
+export function runWrk(url: string, o: WrkOptions): Promise<WrkResult> {
+  const headers = Object.entries(o.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  return new Promise((resolve, reject) => {
+    execFile('wrk', [`-t${o.threads}`, `-c${o.connections}`, `-d${o.durationS}s`, ...headers, url], (err, stdout) => {
+      if (err) return reject(err);
+      const rps = /Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1];
+      const lat = /Latency\s+([\d.]+)(us|ms|s)\b/.exec(stdout);
+      if (rps === undefined || lat === null) return reject(new Error(`cannot read wrk output:\n${stdout}`));
+      const unit = lat[2] === 'us' ? 0.001 : lat[2] === 's' ? 1000 : 1;
+      resolve({
+        rps: round(Number(rps)), latencyAvgMs: round(Number(lat[1]) * unit, 3),
+        non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0),
+        threads: o.threads, connections: o.connections, durationS: o.durationS, version: o.version,
+      });
+    });
+  });
+}

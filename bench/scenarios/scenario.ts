@@ -1,0 +1,49 @@
+// What a scenario is: which endpoint, with which API key (challenge policy), in which service
+// configurations, beside which baselines, and which of issue 7's targets apply to it. The runner
+// (bench/run.ts) does the rest the same way for every scenario.
+import type { KeyName } from '../lib/keys.js';
+
+/**
+ * Service configurations (environment on top of the common one in bench/lib/targets.ts):
+ * - production: access log on (written to /dev/null, formatted in full), flood limit on with the
+ *   largest rule the state store takes (never blocks: 8,000,000 per minute from the one client
+ *   address), usage counting and metrics as always;
+ * - bare: access log and flood limit off (the configuration of the spec's Sentinel table);
+ * - production-noflood: production without the flood limit, for issue 6's on/off ratio.
+ */
+export const CONFIGS = {
+  production: { ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '8000000/1m' },
+  bare: { ACCESS_LOG_ENABLED: '0', FLOOD_RATE_LIMIT: '' },
+  'production-noflood': { ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '' },
+} as const satisfies Record<string, Record<string, string>>;
+
+export type ConfigName = keyof typeof CONFIGS;
+export type Baseline = 'L' | 'P';
+
+/** A target of issue 7, checked against the medians of one invocation. */
+export type Check =
+  | { readonly kind: 'vsL' | 'vsP'; readonly config: ConfigName; readonly min: number }
+  | { readonly kind: 'p99'; readonly config: ConfigName; readonly maxMs: number }
+  /** S4: issuance req/s ÷ derivations per second of the cores alone. */
+  | { readonly kind: 'derivation'; readonly config: ConfigName; readonly min: number };
+
+export interface Scenario {
+  readonly id: string;
+  readonly title: string;
+  /** ops: GET /.live (the HTTP layer alone); challenge: GET /v1/challenge; verify: POST /v1/verify. */
+  readonly endpoint: 'ops' | 'challenge' | 'verify';
+  readonly key: KeyName;
+  readonly configs: readonly ConfigName[];
+  readonly baselines: readonly Baseline[];
+  /** Extra service environment (S3: REDIS_URL). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Why the scenario cannot run on this machine (S3: no Redis), or null. Checked before anything starts. */
+  readonly unavailable?: () => Promise<string | null>;
+  /** Why a started Palisade target is not what the scenario measures (S3: not on Redis), or null. */
+  readonly checkTarget?: (url: string) => Promise<string | null>;
+  /** S4: the derivation measured alone, between rounds. */
+  readonly derivation?: { readonly algorithm: string; readonly cost: number };
+  readonly checks: readonly Check[];
+  /** Not part of the default run (only with --only). */
+  readonly optIn?: boolean;
+}

@@ -1,0 +1,13 @@
+// Addon entry point: registers each feature's exports. One feature per .cc file.
+#include <napi.h>
+
+#include "hash.h"
+#include "shm-store.h"
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  InitHash(env, exports);
+  InitShmStore(env, exports);
+  return exports;
+}
+
+NODE_API_MODULE(palisade, Init)

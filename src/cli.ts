@@ -1,0 +1,342 @@
+// `npm run cli -- <command>`: accounts, plans, API keys and usage, against
+//   - POSTGRES_URL / --postgres-url,
+//   - the embedded database of a running service (through its socket, DATA_DIR/run/db.sock),
+//   - the embedded database of a stopped service (opened here, under the same lock).
+// Secrets (PALISADE_HMAC_SECRET, HASHING_SALT) are resolved exactly as the service does
+// (environment, SECRET_SEED, else DATA_DIR/secrets.json), so derived key secrets agree.
+//
+// The CLI is a process entry point: like src/config.ts it reads the environment, in one place
+// (configFromEnvironment), through the service's own loadConfig.
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createAccount, ensureDefaultAccount, findAccount, listAccounts } from './db/accounts.js';
+import { parseRateRule } from './parse.js';
+import { resolvePolicy } from './pow/policy.js';
+import { listApiKeys } from './db/api-keys.js';
+import { isUniqueViolation, openDatabase, type Database } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { listPlans, setPlan } from './db/plans.js';
+import { accountRequests, keyUsage } from './db/usage.js';
+import { loadConfig, type Config } from './config.js';
+import { createApiKey, loadApiKey, revokeApiKey, rotateApiKeySecret } from './keys/api-keys.js';
+import { createKeySecrets, deriveApiKeySecretKey, isKeyId, type KeySecrets } from './keys/secrets.js';
+import { embeddedSocketPath } from './db/embedded-paths.js';
+import { socketAlive } from './db/socket-alive.js';
+import type { EmbeddedDatabase } from './primary/embedded-db.js';
+import { createMonthClock, isMonth } from './usage/month.js';
+
+const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--json] <command>
+
+  keys create --hostname HOST [--hostname HOST…] [--account ACCOUNT] [--plan PLAN] [--name NAME]
+              [--policy JSON] [--rate-limit RULE]
+                                   prints the key and its secret (shown once)
+  keys list [--account ACCOUNT]
+  keys revoke KEY_ID
+  keys rotate KEY_ID               a new secret (printed once); the old one stops working
+  accounts create NAME
+  accounts list
+  plans set NAME --limit N|unlimited
+  plans list
+  usage --key KEY_ID [--month YYYY-MM]
+
+Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
+DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
+
+const COMMANDS = new Set([
+  'keys create', 'keys list', 'keys revoke', 'keys rotate', 'accounts create', 'accounts list', 'plans set', 'plans list',
+]);
+
+class UsageError extends Error {}
+
+interface Flags {
+  dataDir?: string;
+  postgresUrl?: string;
+  json: boolean;
+  hostname: string[];
+  account?: string;
+  plan?: string;
+  name?: string;
+  limit?: string;
+  key?: string;
+  month?: string;
+  policy?: string;
+  rateLimit?: string;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let flags: Flags;
+  let positionals: string[];
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'data-dir': { type: 'string' },
+        'postgres-url': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        hostname: { type: 'string', multiple: true, default: [] },
+        account: { type: 'string' },
+        plan: { type: 'string' },
+        name: { type: 'string' },
+        limit: { type: 'string' },
+        key: { type: 'string' },
+        month: { type: 'string' },
+        policy: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+    if (parsed.values.help || parsed.positionals.length === 0) {
+      console.log(USAGE);
+      return parsed.values.help ? 0 : 2;
+    }
+    const v = parsed.values;
+    flags = {
+      dataDir: v['data-dir'], postgresUrl: v['postgres-url'], json: v.json ?? false,
+      hostname: (v.hostname ?? []).flatMap((h) => h.split(',')).map((h) => h.trim()).filter((h) => h !== ''),
+      account: v.account, plan: v.plan, name: v.name, limit: v.limit, key: v.key, month: v.month,
+      policy: v.policy, rateLimit: v['rate-limit'],
+    };
+    positionals = parsed.positionals;
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+
+  const command = positionals.slice(0, 2).join(' ');
+  if (!COMMANDS.has(command) && !(positionals[0] === 'usage' && positionals.length === 1)) {
+    console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+    return 2;
+  }
+  let config: Config;
+  try {
+    config = configFromEnvironment(flags);
+  } catch (err) {
+    console.error((err as Error).message);
+    return 1;
+  }
+  let handle: { db: Database; embedded: EmbeddedDatabase | null } | null = null;
+  try {
+    handle = await connect(config);
+    const secrets = createKeySecrets(deriveApiKeySecretKey(config.secrets.PALISADE_HMAC_SECRET), config.secrets.HASHING_SALT);
+    await run(positionals, flags, { config, db: handle.db, secrets });
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    console.error(`error: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await handle?.db.close().catch(() => undefined);
+    await handle?.embedded?.close().catch(() => undefined);
+  }
+}
+
+/** The one place the CLI reads the environment: the service's configuration, flags applied. */
+function configFromEnvironment(flags: Flags): Config {
+  const env = { ...process.env };
+  if (flags.dataDir !== undefined) env.DATA_DIR = flags.dataDir;
+  if (flags.postgresUrl !== undefined) env.POSTGRES_URL = flags.postgresUrl;
+  return loadConfig({ env, persistSecrets: false, detectedCpus: 1 });
+}
+
+async function connect(config: Config): Promise<{ db: Database; embedded: EmbeddedDatabase | null }> {
+  let embedded: EmbeddedDatabase | null = null;
+  let db: Database;
+  if (config.POSTGRES_URL) {
+    db = openDatabase({ postgresUrl: config.POSTGRES_URL, maxConnections: 2 });
+  } else {
+    const socketPath = embeddedSocketPath(config.dataDir);
+    if (!(await socketAlive(socketPath))) {
+      // The service is stopped: open the database here (this also keeps the service from starting on it
+      // meanwhile). PGlite is loaded only in this case.
+      const { startEmbeddedDatabase } = await import('./primary/embedded-db.js');
+      embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, location: config.EMBEDDED_DB_DATABASE_LOCATION });
+    }
+    db = openDatabase({ socketPath, maxConnections: 2 });
+  }
+  try {
+    await migrate(db.sql);
+    await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    await embedded?.close().catch(() => undefined);
+    throw err;
+  }
+  return { db, embedded };
+}
+
+interface Context {
+  readonly config: Config;
+  readonly db: Database;
+  readonly secrets: KeySecrets;
+}
+
+async function run(args: string[], flags: Flags, ctx: Context): Promise<void> {
+  const [group, action, ...rest] = args;
+  const sql = ctx.db.sql;
+  const out = (human: string, data: unknown) => console.log(flags.json ? JSON.stringify(data) : human);
+  const actor = `cli:${safeUser()}`;
+
+  if (group === 'keys' && action === 'create') {
+    if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
+    if (flags.hostname.length === 0) throw new UsageError('keys create needs --hostname');
+    const challengePolicy = flags.policy === undefined ? null : parsePolicy(flags.policy, ctx.config.POW_MAX_MEMORY);
+    const rateLimit = flags.rateLimit === undefined ? null : checkedRateRule(flags.rateLimit);
+    const account = await resolveAccount(ctx, flags.account);
+    const { key, secret } = await createApiKey(sql, ctx.secrets, {
+      accountId: account.id, hostnames: flags.hostname, ...(flags.plan ? { plan: flags.plan } : {}),
+      ...(flags.name ? { name: flags.name } : {}), challengePolicy, rateLimit,
+    }, actor).catch((err: unknown) => {
+      if ((err as { code?: string }).code === '23503') throw new Error(`no plan named "${flags.plan}" (plans list)`);
+      throw err;
+    });
+    out(
+      `apiKey:    ${key.id}\nsecret:    ${secret}\naccount:   ${account.name}\nplan:      ${key.planId}\nhostnames: ${key.hostnames.join(', ')}\n` +
+      'The secret is shown only this once: store it now.',
+      { apiKey: key.id, secret, accountId: key.accountId, plan: key.planId, hostnames: key.hostnames, name: key.name },
+    );
+    return;
+  }
+  if (group === 'keys' && action === 'list') {
+    const account = flags.account === undefined ? undefined : await resolveAccount(ctx, flags.account);
+    const keys = await listApiKeys(sql, account?.id);
+    const rows = keys.map((k) => ({
+      id: k.id, accountId: k.accountId, name: k.name, hostnames: k.hostnames, plan: k.plan, enabled: k.enabled,
+      createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
+    }));
+    out(
+      rows.length === 0 ? '(no keys)' : rows.map((r) =>
+        `${r.id}  ${r.enabled ? 'enabled ' : 'revoked '}  ${r.plan.padEnd(10)}  ${r.hostnames.join(',') || '*'}  ${r.name}`).join('\n'),
+      rows,
+    );
+    return;
+  }
+  if (group === 'keys' && (action === 'revoke' || action === 'rotate')) {
+    const id = rest[0];
+    if (id === undefined || rest.length > 1) throw new UsageError(`keys ${action} needs exactly one KEY_ID`);
+    if (!isKeyId(id)) throw new Error(`"${id}" is not a key id`);
+    if (action === 'revoke') {
+      if (!(await revokeApiKey(sql, id, actor))) throw new Error(`no enabled key ${id}`);
+      out(`revoked ${id} (workers stop accepting it within CACHE_DURATION_API_KEYS)`, { revoked: id });
+    } else {
+      const secret = await rotateApiKeySecret(sql, ctx.secrets, id, actor);
+      if (secret === null) throw new Error(`no enabled key ${id}`);
+      out(`apiKey: ${id}\nsecret: ${secret}\nThe new secret is shown only this once.`, { apiKey: id, secret });
+    }
+    return;
+  }
+  if (group === 'accounts' && action === 'create') {
+    const name = rest.join(' ').trim();
+    if (name === '') throw new UsageError('accounts create needs NAME');
+    try {
+      const account = await createAccount(sql, name);
+      out(`${account.id}  ${account.name}`, { id: account.id, name: account.name });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new Error(`an account named "${name}" exists`);
+      throw err;
+    }
+    return;
+  }
+  if (group === 'accounts' && action === 'list') {
+    const accounts = await listAccounts(sql);
+    out(
+      accounts.map((a) => `${a.id}  ${a.name}${a.isDefault ? '  (default)' : ''}`).join('\n'),
+      accounts.map((a) => ({ id: a.id, name: a.name, isDefault: a.isDefault, createdAt: a.createdAt.toISOString() })),
+    );
+    return;
+  }
+  if (group === 'plans' && action === 'set') {
+    const name = rest[0];
+    if (name === undefined || rest.length > 1) throw new UsageError('plans set needs NAME');
+    if (flags.limit === undefined) throw new UsageError('plans set needs --limit N or --limit unlimited');
+    let limit: number | null;
+    if (flags.limit === 'unlimited') limit = null;
+    else if (/^\d{1,15}$/.test(flags.limit)) limit = Number(flags.limit);
+    else throw new UsageError('--limit is a non-negative integer or "unlimited"');
+    const plan = await setPlan(sql, name, limit);
+    out(`${plan.name}  ${plan.requestLimit ?? 'unlimited'}`, plan);
+    return;
+  }
+  if (group === 'plans' && action === 'list') {
+    const plans = await listPlans(sql);
+    out(plans.map((p) => `${p.name}  ${p.requestLimit ?? 'unlimited'}`).join('\n'), plans);
+    return;
+  }
+  if (group === 'usage' && action === undefined) {
+    if (flags.key === undefined) throw new UsageError('usage needs --key KEY_ID');
+    const month = flags.month ?? createMonthClock(ctx.config.TZ || undefined)();
+    if (!isMonth(month)) throw new UsageError('--month is YYYY-MM');
+    const key = isKeyId(flags.key) ? await loadApiKey(sql, ctx.secrets, flags.key) : null;
+    if (key === null) throw new Error(`no key ${flags.key}`);
+    const usage = await keyUsage(sql, key.id, month);
+    const account = await accountRequests(sql, key.accountId, month);
+    const result = {
+      month,
+      classifications: usage.classifications,
+      referrers: usage.referrers,
+      requests: { account, apiKey: usage.requests },
+      plan: { name: key.planId, requestLimit: key.requestLimit ?? null },
+    };
+    out(
+      [
+        `month:     ${month}`,
+        `requests:  key ${usage.requests}, account ${account} (plan ${key.planId}, limit ${key.requestLimit ?? 'unlimited'})`,
+        `classes:   GOOD ${usage.classifications.GOOD}, NEUTRAL ${usage.classifications.NEUTRAL}, BAD ${usage.classifications.BAD}`,
+        ...Object.entries(usage.referrers).map(([origin, n]) => `referrer:  ${origin} ${n}`),
+      ].join('\n'),
+      result,
+    );
+    return;
+  }
+  throw new UsageError(`unknown command: ${args.join(' ')}`);
+}
+
+async function resolveAccount(ctx: Context, given: string | undefined) {
+  if (given === undefined) return ensureDefaultAccount(ctx.db.sql, ctx.config.DEFAULT_ACCOUNT_NAME);
+  const account = await findAccount(ctx.db.sql, given);
+  if (account === null) throw new Error(`no account "${given}" (accounts list)`);
+  return account;
+}
+
+function safeUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return String(process.getuid?.() ?? 'unknown');
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+}
+
+/** --policy: a JSON object, checked as the challenge route will check it (src/pow/policy.ts). */
+function parsePolicy(text: string, maxMemoryBytes: number): Record<string, unknown> {
+  let policy: unknown;
+  try {
+    policy = JSON.parse(text);
+  } catch {
+    throw new UsageError('--policy must be a JSON object, e.g. \'{"algorithm":"PBKDF2/SHA-256","cost":5000}\'');
+  }
+  if (typeof policy !== 'object' || policy === null || Array.isArray(policy)) throw new UsageError('--policy must be a JSON object');
+  try {
+    resolvePolicy(policy as Record<string, unknown>, { maxMemoryBytes });
+  } catch (err) {
+    throw new UsageError(`--policy: ${(err as Error).message}`);
+  }
+  return policy as Record<string, unknown>;
+}
+
+/** --rate-limit: a rule in the spec's syntax, e.g. 100/1m(key=ip&block=10m). */
+function checkedRateRule(text: string): string {
+  try {
+    return parseRateRule(text).source;
+  } catch (err) {
+    throw new UsageError(`--rate-limit: ${(err as Error).message}`);
+  }
+}

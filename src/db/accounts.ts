@@ -1,0 +1,60 @@
+// accounts: who owns API keys and whose monthly usage counts against a plan.
+import { randomBase62 } from '../keys/secrets.js';
+import type { Queryable } from './client.js';
+
+export interface Account {
+  readonly id: string;
+  readonly name: string;
+  readonly isDefault: boolean;
+  readonly createdAt: Date;
+}
+
+interface AccountRow { id: string; name: string; is_default: boolean; created_at: Date }
+
+const toAccount = (r: AccountRow): Account =>
+  Object.freeze({ id: r.id, name: r.name, isDefault: r.is_default, createdAt: r.created_at });
+
+/** `acc_` + 16 base62. */
+export function newAccountId(): string {
+  return `acc_${randomBase62(16)}`;
+}
+
+/**
+ * The account created on first setup (DEFAULT_ACCOUNT_NAME). Idempotent and safe when several
+ * processes call it at once: the first setup wins, later calls return that account even if the
+ * configured name changed since.
+ */
+export async function ensureDefaultAccount(q: Queryable, name: string): Promise<Account> {
+  checkName(name);
+  await q`
+    insert into accounts (id, name, is_default) values (${newAccountId()}, ${name}, true)
+    on conflict do nothing`;
+  const [row] = await q<AccountRow[]>`select * from accounts where is_default`;
+  if (row !== undefined) return toAccount(row);
+  // An ordinary account already had that name: it becomes the default one.
+  const [named] = await q<AccountRow[]>`update accounts set is_default = true where name = ${name} returning *`;
+  if (named === undefined) throw new Error('the default account could not be created');
+  return toAccount(named);
+}
+
+/** Throws a unique violation (isUniqueViolation) when the name is taken. */
+export async function createAccount(q: Queryable, name: string): Promise<Account> {
+  checkName(name);
+  const [row] = await q<AccountRow[]>`insert into accounts (id, name) values (${newAccountId()}, ${name}) returning *`;
+  return toAccount(row!);
+}
+
+export async function listAccounts(q: Queryable): Promise<Account[]> {
+  return (await q<AccountRow[]>`select * from accounts order by created_at, id`).map(toAccount);
+}
+
+export async function findAccount(q: Queryable, idOrName: string): Promise<Account | null> {
+  const [row] = await q<AccountRow[]>`select * from accounts where id = ${idOrName} or name = ${idOrName} order by (id = ${idOrName}) desc limit 1`;
+  return row === undefined ? null : toAccount(row);
+}
+
+function checkName(name: string): void {
+  if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
+    throw new Error('an account name must have 1 to 200 characters');
+  }
+}

@@ -1,0 +1,12 @@
+// Every migration in order. An id is applied once per database (schema_migrations).
+import m001 from './001-initial.js';
+
+export interface Migration {
+  readonly id: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  { id: 1, name: 'initial', sql: m001 },
+]);

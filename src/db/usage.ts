@@ -1,0 +1,120 @@
+// Usage counters per API key and month (requests, GOOD/NEUTRAL/BAD, referrers by origin) and the
+// batch writer the usage buffer (src/usage/usage-buffer.ts) flushes through. Counters are upserted
+// as increments, so any number of processes can write the same rows; each batch carries an id
+// recorded in usage_flushes in the same transaction, so retrying a batch whose commit was not
+// acknowledged cannot count it twice.
+import type { Queryable, Sql } from './client.js';
+import { touchApiKeys } from './api-keys.js';
+import { insertRequestLogs, type RequestLogEntry } from './request-logs.js';
+
+export interface UsageCounterRow {
+  readonly apiKeyId: string;
+  readonly accountId: string;
+  /** `YYYY-MM` in the service's time zone. */
+  readonly month: string;
+  readonly requests: number;
+  readonly good: number;
+  readonly neutral: number;
+  readonly bad: number;
+}
+
+export interface ReferrerRow {
+  readonly apiKeyId: string;
+  readonly month: string;
+  /** `https://example.com` (scheme, host, port). */
+  readonly origin: string;
+  readonly requests: number;
+}
+
+export interface UsageBatch {
+  /** Unique per batch; a retry of the same batch keeps its id. */
+  readonly id: string;
+  readonly counters: readonly UsageCounterRow[];
+  readonly referrers: readonly ReferrerRow[];
+  readonly logs: readonly RequestLogEntry[];
+  /** Latest use per key (api_keys.last_used_at), best effort. */
+  readonly lastUsed: readonly { readonly apiKeyId: string; readonly at: Date }[];
+}
+
+export interface WriteUsageOptions {
+  /** EMBEDDED_DB_HMAC_SECRET: signs each request-log row. Default none. */
+  readonly requestLogHmacSecret?: string | null;
+}
+
+/** Writes one batch atomically. Resolves false when this batch id was already applied. */
+export async function writeUsageBatch(sql: Sql, batch: UsageBatch, options: WriteUsageOptions = {}): Promise<boolean> {
+  const applied = await sql.begin(async (tx) => {
+    const [fresh] = await tx`insert into usage_flushes (id) values (${batch.id}) on conflict do nothing returning id`;
+    if (fresh === undefined) return false;
+    // Rows in key order: concurrent writers then take row locks in the same order (no deadlock).
+    const counters = [...batch.counters].sort((a, b) => compare(a.apiKeyId, b.apiKeyId) || compare(a.month, b.month));
+    if (counters.length > 0) {
+      const rows = counters.map((c) => ({
+        api_key_id: c.apiKeyId, month: c.month, account_id: c.accountId,
+        requests: c.requests, good: c.good, neutral: c.neutral, bad: c.bad,
+      }));
+      await tx`
+        insert into usage_monthly ${tx(rows, 'api_key_id', 'month', 'account_id', 'requests', 'good', 'neutral', 'bad')}
+        on conflict (api_key_id, month) do update set
+          requests = usage_monthly.requests + excluded.requests,
+          good = usage_monthly.good + excluded.good,
+          neutral = usage_monthly.neutral + excluded.neutral,
+          bad = usage_monthly.bad + excluded.bad`;
+    }
+    const referrers = [...batch.referrers].sort((a, b) =>
+      compare(a.apiKeyId, b.apiKeyId) || compare(a.month, b.month) || compare(a.origin, b.origin));
+    if (referrers.length > 0) {
+      const rows = referrers.map((r) => ({ api_key_id: r.apiKeyId, month: r.month, origin: r.origin, requests: r.requests }));
+      await tx`
+        insert into usage_referrers ${tx(rows, 'api_key_id', 'month', 'origin', 'requests')}
+        on conflict (api_key_id, month, origin) do update set requests = usage_referrers.requests + excluded.requests`;
+    }
+    await insertRequestLogs(tx, batch.logs, options.requestLogHmacSecret ?? null);
+    return true;
+  });
+  if (applied && batch.lastUsed.length > 0) {
+    // Outside the transaction: a lost last_used_at update must not hold back the counters.
+    await touchApiKeys(sql, batch.lastUsed).catch(() => undefined);
+  }
+  return applied;
+}
+
+export interface KeyUsage {
+  readonly requests: number;
+  /** Decimal strings: bigint counters as the spec's usage result types them. */
+  readonly classifications: { readonly BAD: string; readonly GOOD: string; readonly NEUTRAL: string };
+  readonly referrers: Readonly<Record<string, number>>;
+}
+
+/** Usage of one key in `month` (zeros when none). */
+export async function keyUsage(q: Queryable, apiKeyId: string, month: string): Promise<KeyUsage> {
+  const [row] = await q<{ requests: string; good: string; neutral: string; bad: string }[]>`
+    select requests, good, neutral, bad from usage_monthly where api_key_id = ${apiKeyId} and month = ${month}`;
+  const refs = await q<{ origin: string; requests: string }[]>`
+    select origin, requests from usage_referrers where api_key_id = ${apiKeyId} and month = ${month}
+    order by requests desc, origin limit 1000`;
+  const referrers: Record<string, number> = {};
+  for (const r of refs) referrers[r.origin] = Number(r.requests);
+  return {
+    requests: Number(row?.requests ?? 0),
+    classifications: { BAD: row?.bad ?? '0', GOOD: row?.good ?? '0', NEUTRAL: row?.neutral ?? '0' },
+    referrers,
+  };
+}
+
+/** Requests of every key of `accountId` in `month`. */
+export async function accountRequests(q: Queryable, accountId: string, month: string): Promise<number> {
+  const [row] = await q<{ n: string | null }[]>`
+    select sum(requests)::text as n from usage_monthly where account_id = ${accountId} and month = ${month}`;
+  return Number(row?.n ?? 0);
+}
+
+/** Forgets applied batch ids older than `ageMs` (a retry comes within seconds, not days). */
+export async function pruneUsageFlushes(q: Queryable, ageMs: number, now = Date.now()): Promise<number> {
+  const rows = await q`delete from usage_flushes where flushed_at < ${new Date(now - ageMs)} returning 1`;
+  return rows.length;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

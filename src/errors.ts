@@ -1,0 +1,83 @@
+// The one error catalogue. Every failure a client can see is one of these codes; docs/errors.md
+// lists the same codes (test/unit/errors-doc.test.ts keeps them in step).
+
+export const ERRORS = {
+  // 4xx: the request
+  BAD_REQUEST: { status: 400, message: 'The request is malformed.' },
+  INVALID_JSON: { status: 400, message: 'The body is not valid JSON.' },
+  INVALID_PARAMETER: { status: 400, message: 'A parameter is missing or has an invalid value.' },
+  INVALID_PAYLOAD: { status: 400, message: 'The payload is not a valid challenge solution or server payload.' },
+  INVALID_MONTH: { status: 400, message: 'month must be YYYY-MM.' },
+  INVALID_HOSTNAME: { status: 400, message: 'hostname must be a DNS hostname (no IP address, no wildcard).' },
+  API_KEY_REQUIRED: { status: 401, message: 'An API key is required.' },
+  API_KEY_INVALID: { status: 401, message: 'The API key or its secret is not valid.' },
+  AUTHORIZATION_REQUIRED: { status: 401, message: 'Authorization is required.' },
+  INVALID_SIGNATURE: { status: 401, message: 'The request signature is not valid.' },
+  SIGNATURE_SALT_REUSED: { status: 401, message: 'The signature salt was already used.' },
+  INVALID_SIGNATURE_SALT: { status: 401, message: 'X-Hmac-Signature-Salt must be UNIX_SECONDS.RANDOM (RANDOM: 16-100 characters A-Z a-z 0-9 _ -).' },
+  SIGNATURE_SALT_EXPIRED: { status: 401, message: 'The signature salt is more than 5 minutes away from the current time.' },
+  ALTCHA_REQUIRED: { status: 401, message: 'Solve the machine-to-machine challenge in WWW-Authenticate.' },
+  ALTCHA_INVALID: { status: 401, message: 'The machine-to-machine solution is malformed or wrong; solve the new challenge.' },
+  ALTCHA_EXPIRED: { status: 401, message: 'The machine-to-machine challenge has expired; solve the new challenge.' },
+  ALTCHA_ALREADY_USED: { status: 401, message: 'The machine-to-machine solution was already used; solve the new challenge.' },
+  MONITORING_FORBIDDEN: { status: 403, message: 'Monitoring endpoints are not available to this client.' },
+  MONITORING_UNAUTHORIZED: { status: 401, message: 'Monitoring endpoints require credentials.' },
+  ORIGIN_NOT_ALLOWED: { status: 403, message: 'The request origin is not allowed for this API key.' },
+  HOST_NOT_ALLOWED: { status: 403, message: 'The Host header is not allowed.' },
+  IP_BLOCKED: { status: 403, message: 'This client is blocked.' },
+  FORBIDDEN: { status: 403, message: 'Forbidden.' },
+  NOT_FOUND: { status: 404, message: 'Not found.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed.' },
+  HOSTNAME_TAKEN: { status: 409, message: 'A key already exists for this hostname.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive in time.' },
+  BODY_TOO_LARGE: { status: 413, message: 'The body exceeds the size limit.' },
+  URI_TOO_LONG: { status: 414, message: 'The URL is too long.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The body must be application/json.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests.' },
+  PLAN_LIMIT_EXCEEDED: { status: 429, message: 'The monthly request limit of the plan is exhausted.' },
+  // verification outcomes (also used as `reason` in 200 {verified:false})
+  PAYLOAD_ALREADY_USED: { status: 400, message: 'The payload was already used.' },
+  CHALLENGE_EXPIRED: { status: 400, message: 'The challenge has expired.' },
+  INVALID_SOLUTION: { status: 400, message: 'The solution is not correct.' },
+  // 5xx: us
+  POLICY_NOT_ALLOWED: { status: 500, message: 'The challenge policy exceeds the configured limits.' },
+  POLICY_INVALID: { status: 500, message: 'The challenge policy of this API key is not valid.' },
+  STORE_UNAVAILABLE: { status: 503, message: 'The state store is unavailable; retry.' },
+  STORE_FULL: { status: 503, message: 'The state store is full; retry later.' },
+  DATABASE_UNAVAILABLE: { status: 503, message: 'The database is unavailable; retry.' },
+  NOT_READY: { status: 503, message: 'The service is not ready.' },
+  CHALLENGE_POOL_TIMEOUT: { status: 503, message: 'No challenge could be prepared in time; retry.' },
+  DERIVATION_BUSY: { status: 503, message: 'Too many key derivations are waiting; retry.' },
+  INTERNAL: { status: 500, message: 'Internal error.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An expected failure: carries a catalogue code; never a stack trace to the client. */
+export class PalisadeError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, detail?: string, retryAfter?: number) {
+    super(detail ?? ERRORS[code].message);
+    this.name = 'PalisadeError';
+    this.code = code;
+    this.statusCode = ERRORS[code].status;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export function isPalisadeError(err: unknown): err is PalisadeError {
+  return err instanceof PalisadeError;
+}
+
+/** The JSON body of an error response: `{"error":CODE,"statusCode":N}`. */
+export function errorBody(code: ErrorCode): string {
+  return ERROR_BODIES[code];
+}
+
+const ERROR_BODIES = Object.fromEntries(
+  Object.entries(ERRORS).map(([code, e]) => [code, JSON.stringify({ error: code, statusCode: e.status })]),
+) as Record<ErrorCode, string>;

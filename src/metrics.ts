@@ -1,0 +1,102 @@
+// prom-client metrics of one process. Names follow the spec (section 4.5) with the palisade_ prefix.
+// In a cluster the primary aggregates every worker's registry (src/primary/hub.ts); with WORKERS=0
+// the registry is served as it is.
+import cluster from 'node:cluster';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly challenges: Counter;
+  readonly verificationsSuccess: Counter;
+  readonly verificationsFailed: Counter<'reason'>;
+  readonly status4xx: Counter;
+  readonly status5xx: Counter;
+  readonly requestDuration: Histogram;
+  readonly requestsPerMinute: Gauge;
+  readonly rateLimited: Counter<'reason'>;
+  readonly storeErrors: Counter<'code'>;
+  /** Register gauges that read the usage buffer's counters at scrape time. */
+  watchUsage(stats: () => { droppedLogs: number; rateLimitedLogs: number; pendingLogs: number }): void;
+  /** Count one finished request (status, seconds). */
+  observe(status: number, seconds: number): void;
+  close(): void;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (cluster.isWorker) {
+    // Answer the primary's AggregatorRegistry with this registry (prom-client installs its worker-side
+    // listener when an AggregatorRegistry is constructed).
+    AggregatorRegistry.setRegistries([registry]);
+    new AggregatorRegistry();
+  }
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'palisade_' });
+  const challenges = new Counter({ name: 'palisade_api_challenges_total', help: 'Challenges issued.', registers });
+  const verificationsSuccess = new Counter({
+    name: 'palisade_api_verifications_success_total', help: 'Successful verifications.', registers,
+  });
+  const verificationsFailed = new Counter({
+    name: 'palisade_api_verifications_failed_total', help: 'Failed verifications by reason.', labelNames: ['reason'] as const, registers,
+  });
+  const status4xx = new Counter({ name: 'palisade_http_status_4xx_total', help: 'Responses with a 4xx status.', registers });
+  const status5xx = new Counter({ name: 'palisade_http_status_5xx_total', help: 'Responses with a 5xx status.', registers });
+  const requestDuration = new Histogram({
+    name: 'palisade_http_request_duration_seconds', help: 'Request duration.', registers,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  });
+  const rateLimited = new Counter({
+    name: 'palisade_rate_limited_total', help: 'Requests refused by a rate limit, by rule.', labelNames: ['reason'] as const, registers,
+  });
+  const storeErrors = new Counter({
+    name: 'palisade_store_errors_total', help: 'State-store failures (STORE_FULL, STORE_UNAVAILABLE).', labelNames: ['code'] as const, registers,
+  });
+  // Requests in the last minute: 60 one-second buckets, summed on collect (gauges sum across workers).
+  const buckets = new Uint32Array(60);
+  let bucketSecond = Math.floor(Date.now() / 1000);
+  const advance = (nowSecond: number) => {
+    const steps = Math.min(60, nowSecond - bucketSecond);
+    for (let i = 1; i <= steps; i++) buckets[(bucketSecond + i) % 60] = 0;
+    if (steps > 0) bucketSecond = nowSecond;
+  };
+  const requestsPerMinute = new Gauge({
+    name: 'palisade_http_requests_per_minute', help: 'Requests answered in the last minute.', registers,
+    collect() {
+      advance(Math.floor(Date.now() / 1000));
+      let sum = 0;
+      for (const n of buckets) sum += n;
+      this.set(sum);
+    },
+  });
+  return {
+    registry, challenges, verificationsSuccess, verificationsFailed, status4xx, status5xx, requestDuration,
+    requestsPerMinute, rateLimited, storeErrors,
+    watchUsage(stats) {
+      new Counter({
+        name: 'palisade_request_logs_skipped_total', help: 'Request-log rows left out (REQUEST_LOGS_MAX_RATE) or dropped (database away too long).',
+        labelNames: ['reason'] as const, registers,
+        collect() {
+          const s = stats();
+          this.reset();
+          this.inc({ reason: 'rate' }, s.rateLimitedLogs);
+          this.inc({ reason: 'overflow' }, s.droppedLogs);
+        },
+      });
+      new Gauge({
+        name: 'palisade_request_logs_pending', help: 'Request-log rows waiting to be written.', registers,
+        collect() { this.set(stats().pendingLogs); },
+      });
+    },
+    observe(status, seconds) {
+      const second = Math.floor(Date.now() / 1000);
+      if (second !== bucketSecond) advance(second);
+      buckets[second % 60]!++;
+      requestDuration.observe(seconds);
+      if (status >= 500) status5xx.inc();
+      else if (status >= 400) status4xx.inc();
+    },
+    close() {
+      registry.clear();
+    },
+  };
+}

@@ -1,0 +1,219 @@
+// Server-signature payloads (PROTOCOL.md section 3): what POST /v1/verify hands the widget after a
+// successful verification, and what integrators check offline with altcha-lib's
+// verifyServerSignature or online with POST /v1/verify/signature and POST /challenge/verify.
+import { randomBytes } from 'node:crypto';
+import { fromHex, hmac, hmacPreparedHex, prepareHmacKey, sha, timingSafeEqual, toHex, type HashAlgorithm, type PreparedHmacKey } from './crypto.js';
+import { isHex, isObject } from './payload.js';
+import { DEFAULT_USED_CHALLENGE_TTL_MS, type VerifyFailure } from './verify.js';
+
+export const SERVER_SIGNATURE_ALGORITHMS = ['SHA-256', 'SHA-384', 'SHA-512'] as const;
+export type ServerSignatureAlgorithm = (typeof SERVER_SIGNATURE_ALGORITHMS)[number];
+const HASH: Record<ServerSignatureAlgorithm, HashAlgorithm> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
+
+export type Classification = 'GOOD' | 'NEUTRAL' | 'BAD';
+
+/** GOOD < 1 ≤ NEUTRAL < 2 ≤ BAD. */
+export function classify(score: number): Classification {
+  return score < 1 ? 'GOOD' : score < 2 ? 'NEUTRAL' : 'BAD';
+}
+
+/** The API key's secret as an HMAC key for `algorithm`; prepare once per cached ApiKey. */
+export function prepareServerKey(secret: string, algorithm: ServerSignatureAlgorithm = 'SHA-256'): PreparedHmacKey {
+  return prepareHmacKey(HASH[algorithm], secret);
+}
+
+export interface ServerPayloadInput {
+  readonly apiKeyId: string;
+  /** prepareServerKey(apiKey.secret, algorithm). */
+  readonly key: PreparedHmacKey;
+  readonly algorithm: ServerSignatureAlgorithm;
+  readonly score: number;
+  readonly reasons?: readonly string[];
+  /** Form fields the widget sent (name → value); their names and fieldsHash are signed. */
+  readonly fields?: Readonly<Record<string, string>> | null;
+  /** Already anonymised when ANONYMIZE_IP_ADDRESS is on (anonymize-ip.ts). */
+  readonly ipAddress?: string | null;
+  readonly origin?: string | null;
+  readonly challengeAlgorithm?: string;
+  readonly penalty?: number;
+  readonly params?: Readonly<Record<string, string>> | null;
+  readonly timeZone?: string | null;
+  /** More signed facts from other checks, dotted names for nesting: {'location.countryCode': 'DE'}. */
+  readonly extra?: Readonly<Record<string, string | number | boolean>> | null;
+  /** Lifetime of the payload (verificationData.expire = now + ttl). */
+  readonly ttlMs: number;
+  /** Epoch ms; default Date.now(). */
+  readonly now?: number;
+}
+
+export interface ServerPayload {
+  readonly algorithm: ServerSignatureAlgorithm;
+  readonly apiKey: string;
+  readonly id: string;
+  readonly score: number;
+  readonly signature: string;
+  readonly verificationData: string;
+  readonly verified: true;
+  /** base64(JSON{algorithm, apiKey, id, signature, verificationData, verified}). */
+  readonly payload: string;
+}
+
+/**
+ * Builds and signs a server payload: signature = hex(HMAC_alg(secret, raw HASH_alg(verificationData))).
+ * verificationData is a query string with keys in sorted order.
+ */
+export function createServerPayload(input: ServerPayloadInput): ServerPayload {
+  const now = input.now ?? Date.now();
+  // base64url: never all digits, so altcha-lib's parser keeps it a string.
+  const id = randomBytes(12).toString('base64url');
+  const score = Math.max(0, Math.round(input.score * 100) / 100);
+  const entries: [string, string][] = [
+    ['classification', classify(score)],
+    ['expire', String(Math.floor((now + input.ttlMs) / 1000))],
+    ['id', id],
+    ['score', String(score)],
+    ['time', String(Math.floor(now / 1000))],
+    ['verified', 'true'],
+  ];
+  if (input.reasons?.length) entries.push(['reasons', input.reasons.join(',')]);
+  if (input.fields) {
+    const names = fieldNames(input.fields);
+    if (names.length > 0) {
+      entries.push(['fields', names.join(',')], ['fieldsHash', fieldsHash(input.fields, names)]);
+    }
+  }
+  if (input.ipAddress) entries.push(['ipAddress', input.ipAddress]);
+  if (input.origin) entries.push(['origin', input.origin]);
+  if (input.challengeAlgorithm) entries.push(['challengeAlgorithm', input.challengeAlgorithm]);
+  if (input.penalty !== undefined) entries.push(['penalty', String(input.penalty)]);
+  if (input.timeZone) entries.push(['timeZone', input.timeZone]);
+  if (input.params) for (const name of Object.keys(input.params)) entries.push([`params.${name}`, input.params[name]!]);
+  if (input.extra) for (const name of Object.keys(input.extra)) entries.push([name, String(input.extra[name])]);
+  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const verificationData = entries.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+
+  const alg = HASH[input.algorithm];
+  const signature = hmacPreparedHex(input.key, sha(alg, verificationData));
+  const payload = Buffer.from(JSON.stringify({
+    algorithm: input.algorithm, apiKey: input.apiKeyId, id, signature, verificationData, verified: true,
+  })).toString('base64');
+  return { algorithm: input.algorithm, apiKey: input.apiKeyId, id, score, signature, verificationData, verified: true, payload };
+}
+
+/** Names that can be listed: a comma would split the `fields` list, so such names are left out. */
+function fieldNames(fields: Readonly<Record<string, string>>): string[] {
+  return Object.keys(fields).filter((name) => name.length > 0 && !name.includes(','));
+}
+
+/** hex(SHA-256(values in `names` order joined by "\n")), a missing value being "" (altcha-lib's verifyFieldsHash). */
+export function fieldsHash(fields: Readonly<Record<string, string>>, names: readonly string[]): string {
+  return toHex(sha('sha256', names.map((n) => String(fields[n] || '')).join('\n')));
+}
+
+/** Query-string encoding that keeps commas readable (fields=name,message), as URLSearchParams decodes them. */
+function encode(v: string): string {
+  return encodeURIComponent(v).replace(/%2C/g, ',');
+}
+
+// ---- verification --------------------------------------------------------------------------------
+
+/** The fields of a server-signature payload, shape-checked. */
+export interface ServerPayloadFields {
+  readonly algorithm: ServerSignatureAlgorithm;
+  readonly apiKey: string;
+  readonly id: string | undefined;
+  readonly signature: string;
+  readonly verificationData: string;
+  readonly verified: boolean;
+}
+
+const MAX_VERIFICATION_DATA = 8_192;
+
+/** True when `v` has the shape of a server-signature payload (rather than a widget payload). */
+export function isServerPayload(v: unknown): boolean {
+  return isObject(v) && typeof v.verificationData === 'string';
+}
+
+/** Shape check of a decoded server payload; undefined when it is not one. */
+export function asServerPayload(v: unknown): ServerPayloadFields | undefined {
+  if (!isObject(v)) return undefined;
+  const algorithm = v.algorithm as ServerSignatureAlgorithm;
+  if (!(SERVER_SIGNATURE_ALGORITHMS as readonly unknown[]).includes(algorithm)) return undefined;
+  const hexLength = algorithm === 'SHA-256' ? 64 : algorithm === 'SHA-384' ? 96 : 128;
+  if (typeof v.apiKey !== 'string' || v.apiKey.length === 0 || v.apiKey.length > 64) return undefined;
+  if (!isHex(v.signature, hexLength) || typeof v.verified !== 'boolean') return undefined;
+  if (typeof v.verificationData !== 'string' || v.verificationData.length > MAX_VERIFICATION_DATA) return undefined;
+  if (v.id !== undefined && typeof v.id !== 'string') return undefined;
+  return {
+    algorithm, apiKey: v.apiKey, id: v.id as string | undefined, signature: v.signature,
+    verificationData: v.verificationData, verified: v.verified,
+  };
+}
+
+export interface ServerPayloadDeps {
+  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  /** CACHE_DURATION_USED_CHALLENGES; default 4 h (and at least until the payload expires). */
+  readonly usedChallengeTtlMs?: number;
+  readonly now?: () => number;
+}
+
+export type ServerPayloadCheck =
+  | { readonly verified: true; readonly verificationData: Record<string, unknown> }
+  | { readonly verified: false; readonly reason: VerifyFailure; readonly verificationData: Record<string, unknown> | null };
+
+/**
+ * Checks a server payload against the issuing key's secret, then spends it: each payload is
+ * accepted once (PAYLOAD_ALREADY_USED after). Order: signature → verified flags → expiry → claim.
+ */
+export async function verifyServerPayload(p: ServerPayloadFields, secret: string, deps: ServerPayloadDeps): Promise<ServerPayloadCheck> {
+  const alg = HASH[p.algorithm];
+  const expected = hmac(alg, secret, sha(alg, p.verificationData));
+  if (!timingSafeEqual(fromHex(p.signature), expected)) {
+    return { verified: false, reason: 'INVALID_SIGNATURE', verificationData: null };
+  }
+  const flat = new URLSearchParams(p.verificationData);
+  const verificationData = parseVerificationData(p.verificationData);
+  if (!p.verified || flat.get('verified') !== 'true') return { verified: false, reason: 'INVALID_SOLUTION', verificationData };
+  const now = deps.now?.() ?? Date.now();
+  const expire = Number(flat.get('expire'));
+  if (!Number.isSafeInteger(expire) || expire * 1000 < now) {
+    return { verified: false, reason: 'CHALLENGE_EXPIRED', verificationData };
+  }
+  const ttl = Math.max(deps.usedChallengeTtlMs ?? DEFAULT_USED_CHALLENGE_TTL_MS, expire * 1000 - now + 60_000);
+  if (!(await deps.claimOnce(`srv:${flat.get('id') ?? p.signature}`, ttl))) {
+    return { verified: false, reason: 'PAYLOAD_ALREADY_USED', verificationData };
+  }
+  return { verified: true, verificationData };
+}
+
+const LIST_KEYS = new Set(['fields', 'reasons']);
+
+/**
+ * verificationData as a nested object: values typed as altcha-lib's parseVerificationData does
+ * (true/false, integers, decimals, `fields`/`reasons` as arrays), dotted keys nested
+ * (`params.plan=pro` → {params: {plan: 'pro'}}). Objects have no prototype, so no key can reach one.
+ */
+export function parseVerificationData(text: string): Record<string, unknown> {
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const [key, raw] of new URLSearchParams(text)) {
+    const value = typed(key, raw);
+    const path = key.split('.');
+    let node = out;
+    for (let i = 0; i < path.length - 1; i++) {
+      const next = node[path[i]!];
+      if (next === undefined) node = node[path[i]!] = Object.create(null) as Record<string, unknown>;
+      else if (isObject(next)) node = next;
+      else { node = out; path.splice(0, path.length, key); break; } // a scalar is in the way: keep the key flat
+    }
+    node[path[path.length - 1]!] = value;
+  }
+  return out;
+}
+
+function typed(key: string, v: string): unknown {
+  if (v === 'true' || v === 'false') return v === 'true';
+  if (/^\d+$/.test(v)) return parseInt(v, 10);
+  if (/^\d+\.\d+$/.test(v)) return parseFloat(v);
+  if (LIST_KEYS.has(key)) return v.length ? v.trim().split(',') : [];
+  return v.trim();
+}

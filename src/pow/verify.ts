@@ -1,0 +1,213 @@
+// Verification of widget payloads (PROTOCOL.md sections 1 and 2) in the mandatory order of
+// DESIGN.md section 4: size limit → base64 → bounded JSON → shape → constant-time signature →
+// expiry → claimOnce (the challenge is spent on its first attempt, whatever the outcome, so a forged
+// solution costs at most one derivation) → solution.
+import { fromHex, hmacPreparedVerifyHex, sha, timingSafeEqual, type HashAlgorithm } from './crypto.js';
+import { deriveKey, POW_ALGORITHMS, type PowAlgorithm } from './derive.js';
+import { canonicalJson, decodePayload, isHex, isObject, MAX_PAYLOAD_LENGTH } from './payload.js';
+import { MAX_COUNTER } from './policy.js';
+import type { PowSecrets } from './secrets.js';
+
+export const VERIFY_FAILURES = [
+  'INVALID_PAYLOAD', 'INVALID_SIGNATURE', 'CHALLENGE_EXPIRED', 'PAYLOAD_ALREADY_USED', 'INVALID_SOLUTION',
+] as const;
+export type VerifyFailure = (typeof VERIFY_FAILURES)[number];
+
+export interface VerifiedChallenge {
+  readonly verified: true;
+  readonly version: 1 | 2;
+  /** The challenge's algorithm (verificationData.challengeAlgorithm). */
+  readonly algorithm: string;
+  /** The key the challenge was issued to. */
+  readonly apiKeyId: string;
+  /** Custom params signed into the challenge (echoed as `params.<name>`). */
+  readonly params: Readonly<Record<string, string>>;
+  /** Unix seconds. */
+  readonly expiresAt: number;
+}
+export interface FailedVerification {
+  readonly verified: false;
+  readonly reason: VerifyFailure;
+}
+export type VerifyResult = VerifiedChallenge | FailedVerification;
+
+export interface VerifyDeps {
+  readonly secrets: PowSecrets;
+  /** StateStore.claimOnce: true exactly once per id; rejects with STORE_UNAVAILABLE / STORE_FULL. */
+  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  /** CACHE_DURATION_USED_CHALLENGES; default 4 h. A claim is also kept at least until the challenge expires. */
+  readonly usedChallengeTtlMs?: number;
+  /** Longest base64 payload accepted; default MAX_PAYLOAD_LENGTH (16 KiB). */
+  readonly maxPayloadLength?: number;
+  /** Epoch ms; default Date.now. */
+  readonly now?: () => number;
+}
+
+export const DEFAULT_USED_CHALLENGE_TTL_MS = 4 * 3_600_000;
+/** Claims outlive the expiry by this much, for clocks that disagree across nodes. */
+const CLOCK_SKEW_MS = 60_000;
+
+const FAILED: Readonly<Record<VerifyFailure, FailedVerification>> = Object.freeze(
+  Object.fromEntries(VERIFY_FAILURES.map((r) => [r, Object.freeze({ verified: false, reason: r })])) as
+    Record<VerifyFailure, FailedVerification>,
+);
+
+/**
+ * Verifies a widget payload (v2 or v1) issued to `apiKeyId` (a challenge of another key fails with
+ * INVALID_SIGNATURE before it is claimed). Store failures reject (→ 503), never verify.
+ */
+export async function verifyPayload(payloadBase64: string, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+  const decoded = decodePayload(payloadBase64, deps.maxPayloadLength ?? MAX_PAYLOAD_LENGTH);
+  return decoded === undefined ? FAILED.INVALID_PAYLOAD : verifyDecoded(decoded, deps, apiKeyId);
+}
+
+/** Verifies an already decoded widget payload (POST /challenge/verify dispatches on its shape first). */
+export function verifyDecoded(payload: unknown, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+  if (!isObject(payload)) return Promise.resolve(FAILED.INVALID_PAYLOAD);
+  if (isObject(payload.challenge)) return verifyV2(payload, deps, apiKeyId);
+  if (typeof payload.challenge === 'string') return verifyV1(payload, deps, apiKeyId);
+  return Promise.resolve(FAILED.INVALID_PAYLOAD); // includes the widget's test-mode payload
+}
+
+/** True when `payload` looks like a widget payload (as opposed to a server-signature payload). */
+export function isWidgetPayload(payload: unknown): boolean {
+  return isObject(payload) && (isObject(payload.challenge) || typeof payload.challenge === 'string');
+}
+
+// ---- v2 ------------------------------------------------------------------------------------------
+
+const PARAMETER_KEYS = new Set([
+  'algorithm', 'cost', 'data', 'expiresAt', 'keyLength', 'keyPrefix', 'keySignature', 'memoryCost', 'nonce',
+  'parallelism', 'salt',
+]);
+const MAX_DATA_ENTRIES = 16;
+const MAX_DATA_VALUE = 128;
+
+async function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+  const challenge = payload.challenge as Record<string, unknown>;
+  const solution = payload.solution;
+  const p = challenge.parameters;
+  if (!isObject(p) || !isObject(solution) || !validParameters(p)) return FAILED.INVALID_PAYLOAD;
+  if (typeof solution.derivedKey !== 'string' || typeof solution.counter !== 'number') return FAILED.INVALID_PAYLOAD;
+  if (!isHex(challenge.signature, 64)) return FAILED.INVALID_PAYLOAD;
+
+  if (!hmacPreparedVerifyHex(deps.secrets.challenge, canonicalJson(p), challenge.signature)) return FAILED.INVALID_SIGNATURE;
+  const data = p.data as Record<string, string | number | boolean | null>;
+  if (data.apiKey !== apiKeyId) return FAILED.INVALID_SIGNATURE;
+
+  const now = deps.now?.() ?? Date.now();
+  const expiresAt = p.expiresAt as number;
+  if (expiresAt * 1000 < now) return FAILED.CHALLENGE_EXPIRED;
+
+  // PROTOCOL.md: the replay key is data.challengeId when present, else the nonce.
+  const id = typeof data.challengeId === 'string' ? data.challengeId : (p.nonce as string);
+  if (!(await deps.claimOnce(`pow2:${id}`, claimTtl(deps, expiresAt, now)))) return FAILED.PAYLOAD_ALREADY_USED;
+
+  const keyLength = p.keyLength as number;
+  const { counter, derivedKey } = solution;
+  if (!Number.isInteger(counter) || counter < 0 || counter > MAX_COUNTER || !isHex(derivedKey, keyLength * 2)) {
+    return FAILED.INVALID_SOLUTION;
+  }
+  const submitted = fromHex(derivedKey);
+  let ok: boolean;
+  if (typeof p.keySignature === 'string') {
+    // Deterministic: the server signed the one correct key at creation; two HMACs, no derivation.
+    ok = hmacPreparedVerifyHex(deps.secrets.keySignature, submitted, p.keySignature);
+  } else {
+    const key = await deriveKey({
+      algorithm: p.algorithm as PowAlgorithm, cost: p.cost as number, keyLength,
+      memoryCost: p.memoryCost as number | undefined, parallelism: p.parallelism as number | undefined,
+    }, fromHex(p.nonce as string), fromHex(p.salt as string), counter);
+    ok = timingSafeEqual(key, submitted) && derivedKey.startsWith(p.keyPrefix as string);
+  }
+  if (!ok) return FAILED.INVALID_SOLUTION;
+  return success(2, p.algorithm as string, apiKeyId, paramsOf(data), expiresAt);
+}
+
+/** Shape of the signed parameters: only what our challenges carry, with sane types and bounds. */
+function validParameters(p: Record<string, unknown>): boolean {
+  for (const key of Object.keys(p)) if (!PARAMETER_KEYS.has(key)) return false;
+  if (!(POW_ALGORITHMS as readonly unknown[]).includes(p.algorithm)) return false;
+  if (!isHex(p.nonce, 32) || !isHex(p.salt, 32)) return false;
+  if (!isCount(p.cost) || !isCount(p.expiresAt)) return false;
+  if (!isCount(p.keyLength) || p.keyLength < 16 || p.keyLength > 64) return false;
+  if (typeof p.keyPrefix !== 'string' || p.keyPrefix.length === 0 || !isHex(p.keyPrefix, p.keyPrefix.length)) return false;
+  if (p.keySignature !== undefined && !isHex(p.keySignature, 64)) return false;
+  if (p.memoryCost !== undefined && !isCount(p.memoryCost)) return false;
+  if (p.parallelism !== undefined && !isCount(p.parallelism)) return false;
+  const data = p.data;
+  if (!isObject(data) || typeof data.apiKey !== 'string') return false;
+  const keys = Object.keys(data);
+  if (keys.length > MAX_DATA_ENTRIES) return false;
+  for (const key of keys) {
+    const v = data[key];
+    if (typeof v === 'string' ? v.length > MAX_DATA_VALUE : !(v === null || typeof v === 'number' || typeof v === 'boolean')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+}
+
+function paramsOf(data: Record<string, unknown>): Record<string, string> {
+  const params: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const key of Object.keys(data)) {
+    const v = data[key];
+    if (key.startsWith('params.') && typeof v === 'string') params[key.slice(7)] = v;
+  }
+  return params;
+}
+
+// ---- v1 ------------------------------------------------------------------------------------------
+
+const V1_HASH: Record<string, { alg: HashAlgorithm; hex: number }> = {
+  'SHA-256': { alg: 'sha256', hex: 64 },
+  'SHA-384': { alg: 'sha384', hex: 96 },
+  'SHA-512': { alg: 'sha512', hex: 128 },
+};
+/**
+ * The exact salt createChallengeV1 writes. Anchored at both ends and ending in `&`: the CVE-2025-68113
+ * splice (moving digits of `number` into the salt to extend `expires`) cannot produce a salt of this form.
+ */
+const V1_SALT = /^[0-9a-f]{24}\?expires=([1-9][0-9]{0,10})&apiKey=([A-Za-z0-9_]{1,64})&((?:params\.[A-Za-z0-9_-]{1,20}=[A-Za-z0-9_.!~*'()%-]{0,300}&){0,10})$/;
+
+async function verifyV1(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+  const h = V1_HASH[payload.algorithm as string];
+  const { challenge, number, salt, signature } = payload;
+  if (!h || !isHex(challenge, h.hex) || !isHex(signature, h.hex) || typeof number !== 'number') return FAILED.INVALID_PAYLOAD;
+  if (typeof salt !== 'string' || salt.length > 1024) return FAILED.INVALID_PAYLOAD;
+  const m = V1_SALT.exec(salt);
+  if (!m) return FAILED.INVALID_PAYLOAD;
+
+  if (!hmacPreparedVerifyHex(deps.secrets.v1[h.alg], challenge, signature)) return FAILED.INVALID_SIGNATURE;
+  // The salt is bound to the signed challenge hash by the solution check below.
+  if (m[2] !== apiKeyId) return FAILED.INVALID_SIGNATURE;
+
+  const now = deps.now?.() ?? Date.now();
+  const expiresAt = Number(m[1]);
+  if (expiresAt * 1000 < now) return FAILED.CHALLENGE_EXPIRED;
+  if (!(await deps.claimOnce(`pow1:${challenge}`, claimTtl(deps, expiresAt, now)))) return FAILED.PAYLOAD_ALREADY_USED;
+
+  if (!Number.isSafeInteger(number) || number < 0) return FAILED.INVALID_SOLUTION;
+  if (!timingSafeEqual(sha(h.alg, salt + number), fromHex(challenge))) return FAILED.INVALID_SOLUTION;
+  return success(1, payload.algorithm as string, apiKeyId, v1Params(m[3]!), expiresAt);
+}
+
+function v1Params(query: string): Record<string, string> {
+  const params: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [key, value] of new URLSearchParams(query)) params[key.slice(7)] ??= value;
+  return params;
+}
+
+// ---- shared --------------------------------------------------------------------------------------
+
+function claimTtl(deps: VerifyDeps, expiresAt: number, now: number): number {
+  return Math.max(deps.usedChallengeTtlMs ?? DEFAULT_USED_CHALLENGE_TTL_MS, expiresAt * 1000 - now + CLOCK_SKEW_MS);
+}
+
+function success(version: 1 | 2, algorithm: string, apiKeyId: string, params: Record<string, string>, expiresAt: number): VerifiedChallenge {
+  return { verified: true, version, algorithm, apiKeyId, params, expiresAt };
+}

@@ -1,0 +1,95 @@
+// The primary's part of the durable data: it hosts the embedded database (unless POSTGRES_URL is
+// set), applies migrations under an advisory lock, creates the default account and the state file,
+// and runs the retention job. Workers connect afterwards (src/services.ts).
+import type { Config } from '../config.js';
+import { ensureDefaultAccount } from '../db/accounts.js';
+import { openDatabase, type Database } from '../db/client.js';
+import { migrate } from '../db/migrate.js';
+import { deleteOldRequestLogs } from '../db/request-logs.js';
+import { pruneUsageFlushes } from '../db/usage.js';
+import type { Logger } from '../log.js';
+import { databaseOptions, stateStoreOptions } from '../services.js';
+import { createStateStore } from '../store/index.js';
+import { openRedisStore } from '../store/redis-store.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
+
+export interface PrimaryData {
+  readonly embedded: EmbeddedDatabase | null;
+  readonly db: Database;
+  close(): Promise<void>;
+}
+
+/** Every this often the primary deletes request logs older than REQUEST_LOGS_TTL. */
+const RETENTION_INTERVAL_MS = 15 * 60_000;
+
+export async function preparePrimaryData(config: Config, logger: Logger, workers: number): Promise<PrimaryData> {
+  const embedded = config.POSTGRES_URL ? null : await startEmbeddedDatabase({
+    dataDir: config.dataDir,
+    location: config.EMBEDDED_DB_DATABASE_LOCATION,
+    ...(config.EMBEDDED_DB_DATABASE_ADDR ? { addr: config.EMBEDDED_DB_DATABASE_ADDR } : {}),
+    // Every worker's pool, the primary's own and a few for the CLI.
+    maxConnections: Math.max(1, workers) * config.POSTGRES_MAX_CONNECTIONS + 8,
+  });
+  let db: Database | null = null;
+  try {
+    db = openDatabase({ ...databaseOptions(config), maxConnections: 2 });
+    const applied = await migrate(db.sql);
+    if (applied.applied.length > 0) logger.info({ migrations: applied.applied }, 'database migrated');
+    await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME);
+    // Create (or check) the state file once here, so workers never race to create it.
+    if (!config.REDIS_URL) await (await createStateStore(stateStoreOptions(config, logger))).close();
+  } catch (err) {
+    await db?.close().catch(() => {});
+    await embedded?.close().catch(() => {});
+    throw err;
+  }
+  const openDb = db;
+  const retention = async () => {
+    try {
+      const deleted = await deleteOldRequestLogs(openDb.sql, config.REQUEST_LOGS_TTL);
+      await pruneUsageFlushes(openDb.sql, 7 * 86_400_000);
+      if (deleted > 0) logger.info({ deleted }, 'request logs past REQUEST_LOGS_TTL deleted');
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'request-log retention failed; retrying later');
+    }
+  };
+  if (config.REDIS_URL) warnUnlessRedisPersists(config, logger).catch(() => {});
+  void retention();
+  const timer = setInterval(() => void retention(), RETENTION_INTERVAL_MS);
+  timer.unref();
+  return {
+    embedded,
+    db: openDb,
+    async close() {
+      clearInterval(timer);
+      await openDb.close(2000).catch(() => {});
+      await embedded?.close();
+    },
+  };
+}
+
+const QUIET = { info() {}, warn() {}, error() {} };
+
+/**
+ * Used challenges live only in Redis: a Redis that restarts without its append-only file forgets
+ * them, and every payload verified before the restart can be verified again until its challenge
+ * expires (test/reliability/redis-down.test.ts). Checked once per start, off the start-up path.
+ */
+async function warnUnlessRedisPersists(config: Config, logger: Logger): Promise<void> {
+  const store = await openRedisStore(config.REDIS_URL!, {
+    commandTimeout: config.REDIS_COMMAND_TIMEOUT, connectTimeout: config.REDIS_CONNECT_TIMEOUT, maxRetries: 0,
+    // The workers report unreachable servers and the eviction policy; this connection only asks.
+    logger: QUIET,
+  });
+  try {
+    if ((await store.appendOnly()) === false) {
+      logger.warn(
+        { appendonly: 'no' },
+        'Redis runs without its append-only file: when it restarts it forgets the used challenges, and payloads verified ' +
+          'before the restart can be verified again until their challenges expire. Set "appendonly yes" on the Redis server.',
+      );
+    }
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,120 @@
+// Registers the API routes (everything but the operational endpoints) with their dependencies.
+import { hkdfSync } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { AbuseProtection } from '../abuse/index.js';
+import { isPalisadeError, PalisadeError } from '../errors.js';
+import type { Router } from '../http/router.js';
+import type { RequestContext } from '../http/types.js';
+import { authorizeBrowser, authorizeServer, createPlanLimitCheck } from '../keys/authorize.js';
+import { requestOrigin } from '../keys/hostnames.js';
+import type { ApiKey } from '../keys/types.js';
+import type { Metrics } from '../metrics.js';
+import type { Services } from '../services.js';
+import { limitKey } from '../store/index.js';
+import { apiKeyGenerateRoute } from './api-key-generate.js';
+import { createChallengeVerifyHandler } from './challenge-verify.js';
+import { createChallengeHandler } from './challenge.js';
+import { usageRoute } from './usage.js';
+import { createVerifySignatureHandler } from './verify-signature.js';
+import { createVerifyHandler } from './verify.js';
+
+export function registerApiRoutes(router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection): void {
+  const { store, keys, usage } = services;
+  const claimOnce = (id: string, ttlMs: number) => store.claimOnce(id, ttlMs);
+  const planLimit = createPlanLimitCheck(services.accountUsage);
+  const penalty = (ip: string) => abuse.penaltyFor(ip);
+  // After authentication: plan limit, then the key's own rate rule.
+  const guard = async (key: ApiKey, req: RequestContext) => {
+    req.authorizedKey = key;
+    await planLimit(key);
+    await abuse.checkKeyRateLimit(key, req);
+  };
+  const browser = async (req: RequestContext) => {
+    const key = await authorizeBrowser(req, keys);
+    await guard(key, req);
+    return key;
+  };
+  // Verification refuses IPs marked malicious before spending any work on them.
+  const verifier = async (req: RequestContext) => {
+    await abuse.assertNotBlocked(req.ip);
+    return browser(req);
+  };
+  const server = async (req: RequestContext) => {
+    try {
+      const key = await authorizeServer(req, keys, claimOnce, { basePath: config.APP_BASE_PATH });
+      await guard(key, req);
+      return key;
+    } catch (err) {
+      // Forged signatures and replayed salts count against the caller's IP.
+      if (isPalisadeError(err)) void abuse.verificationFailed(req.ip, err.code);
+      throw err;
+    }
+  };
+  const findKey = (id: string) => keys.getKey(id);
+  const countUsage = usage.countUsage;
+  const onVerify = (success: boolean, reason: string | null, req: RequestContext) => {
+    if (success) {
+      metrics.verificationsSuccess.inc();
+      return;
+    }
+    metrics.verificationsFailed.inc({ reason: reason ?? 'UNKNOWN' });
+    void abuse.verificationFailed(req.ip, reason ?? 'UNKNOWN', req.path === '/challenge/verify' ? 'server_payload' : 'widget');
+  };
+  const usedChallengeTtlMs = config.CACHE_DURATION_USED_CHALLENGES;
+
+  router.add('GET', '/v1/challenge', createChallengeHandler({
+    authorizeBrowser: browser,
+    secrets: services.pow,
+    // Refuses IPs marked malicious, notes the header combination, and scales the work by the penalty.
+    // A challenge request counts as one request of the key only once it is not refused, as in the
+    // verify route, so a blocked client does not spend the key's plan.
+    penalty: async (req) => {
+      const penalty = await abuse.challengePenalty(req);
+      usage.countUsage(req.authorizedKey!, null, originOf(req));
+      return penalty;
+    },
+    onChallenge: () => metrics.challenges.inc(),
+    pool: services.pool,
+  }, {
+    publicBaseUrl: `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`,
+    maxMemoryBytes: config.POW_MAX_MEMORY,
+  }));
+
+  router.add('POST', '/v1/verify', createVerifyHandler({
+    authorizeBrowser: verifier, secrets: services.pow, claimOnce, penalty, onVerify, countUsage,
+    assess: (input) => abuse.assess(input),
+  }, {
+    usedChallengeTtlMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
+    storeBudgetMs: store.kind === 'redis' ? config.REDIS_COMMAND_TIMEOUT : Infinity,
+  }));
+
+  router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { usedChallengeTtlMs }));
+
+  router.add('POST', '/challenge/verify', createChallengeVerifyHandler({
+    authorizeServer: server, findKey, secrets: services.pow, claimOnce, onVerify, countUsage,
+  }, { usedChallengeTtlMs }));
+
+  router.add('GET', '/usage', usageRoute({ sql: services.db.sql, authorizeServer: server, currentMonth: usage.currentMonth }));
+
+  const generateLimit = config.API_KEY_GENERATE_RATE_LIMIT;
+  router.add('POST', '/api_key/generate', apiKeyGenerateRoute({
+    sql: services.db.sql,
+    secrets: services.keySecrets,
+    accountId: services.defaultAccountId,
+    hmacKey: Buffer.from(hkdfSync('sha256', config.secrets.PALISADE_HMAC_SECRET, '', 'palisade m2m challenges', 32)),
+    claimOnce,
+    rateLimit: generateLimit === null ? undefined : async (req) => {
+      const hit = await store.hit(`keygen:${limitKey(generateLimit, { ip: req.ip })}`, generateLimit);
+      if (!hit.allowed) {
+        metrics.rateLimited.inc({ reason: 'api_key_generate' });
+        const until = hit.blockedUntil > Date.now() ? hit.blockedUntil - Date.now() : hit.resetMs;
+        throw new PalisadeError('RATE_LIMITED', undefined, until / 1000);
+      }
+    },
+  }));
+}
+
+function originOf(req: RequestContext): string | null {
+  const origin = requestOrigin(req.headers);
+  return origin === null ? null : origin.origin;
+}

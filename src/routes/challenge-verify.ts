@@ -1,0 +1,73 @@
+// POST /challenge/verify (spec 4.3, server-side, authorised with the key's secret): body
+// {payload, apiKey?}, where payload is a widget payload (v1 or v2) or a server-signature payload and
+// apiKey names the issuing key when it is not the authorising one (same account only).
+// 200 {verified:true} or {verified:false, reason}; exactly once, like the other verifications.
+import { PalisadeError } from '../errors.js';
+import type { Handler, RequestContext, Reply } from '../http/types.js';
+import { json } from '../http/types.js';
+import type { ApiKey } from '../keys/types.js';
+import { decodePayload, isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
+import type { PowSecrets } from '../pow/secrets.js';
+import { asServerPayload, isServerPayload, verifyServerPayload, type Classification } from '../pow/server-signature.js';
+import { DEFAULT_USED_CHALLENGE_TTL_MS, verifyDecoded, type VerifyFailure } from '../pow/verify.js';
+import { requestOrigin } from './verify.js';
+
+export interface ChallengeVerifyRouteDeps {
+  /** Bearer secret or HMAC-signed request → the authorising key; throws AUTHORIZATION_REQUIRED / API_KEY_INVALID / … */
+  readonly authorizeServer: (req: RequestContext) => ApiKey | Promise<ApiKey>;
+  /** The API key by id (cached), or null when there is none. */
+  readonly findKey: (id: string) => ApiKey | null | Promise<ApiKey | null>;
+  readonly secrets: PowSecrets;
+  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
+  /** Counted for widget payloads only: a server payload was already counted by POST /v1/verify. */
+  readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
+}
+
+export interface ChallengeVerifyRouteOptions {
+  /** CACHE_DURATION_USED_CHALLENGES. Default 4 h. */
+  readonly usedChallengeTtlMs?: number;
+  /** Longest base64 payload. Default 16 KiB. */
+  readonly maxPayloadLength?: number;
+}
+
+export const CHALLENGE_VERIFY_ROUTE_DEFAULTS = Object.freeze({
+  usedChallengeTtlMs: DEFAULT_USED_CHALLENGE_TTL_MS, maxPayloadLength: MAX_PAYLOAD_LENGTH,
+});
+
+const VERIFIED = json({ verified: true });
+
+export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, options: ChallengeVerifyRouteOptions = {}): Handler {
+  const o = { ...CHALLENGE_VERIFY_ROUTE_DEFAULTS, ...options };
+  const verifyDeps = {
+    secrets: deps.secrets, claimOnce: deps.claimOnce, usedChallengeTtlMs: o.usedChallengeTtlMs, maxPayloadLength: o.maxPayloadLength,
+  };
+
+  return async (req: RequestContext): Promise<Reply> => {
+    const auth = await deps.authorizeServer(req);
+    const body = req.json();
+    if (!isObject(body) || typeof body.payload !== 'string') throw new PalisadeError('INVALID_PAYLOAD');
+    if (body.apiKey !== undefined && typeof body.apiKey !== 'string') throw new PalisadeError('INVALID_PARAMETER', 'apiKey must be a string');
+    const key = body.apiKey === undefined || body.apiKey === auth.id ? auth : await deps.findKey(body.apiKey);
+    // Another account's key is answered like an unknown one.
+    if (!key || !key.enabled || key.accountId !== auth.accountId) throw new PalisadeError('API_KEY_INVALID');
+
+    const decoded = decodePayload(body.payload, o.maxPayloadLength);
+    let reason: VerifyFailure | null;
+    if (isServerPayload(decoded)) {
+      const payload = asServerPayload(decoded);
+      if (!payload) reason = 'INVALID_PAYLOAD';
+      else if (payload.apiKey !== key.id) reason = 'INVALID_SIGNATURE';
+      else {
+        const check = await verifyServerPayload(payload, key.secret, verifyDeps);
+        reason = check.verified ? null : check.reason;
+      }
+    } else {
+      const result = await verifyDecoded(decoded, verifyDeps, key.id);
+      reason = result.verified ? null : result.reason;
+      deps.countUsage(key, null, requestOrigin(req));
+    }
+    deps.onVerify(reason === null, reason, req);
+    return reason === null ? VERIFIED : json({ verified: false, reason });
+  };
+}

@@ -1,0 +1,44 @@
+// GET /usage?month=YYYY-MM (spec 4.4, PROTOCOL.md section 4): usage of the authorising API key
+// and its account in a month (default: the current month in TZ). Server-side authorisation:
+// Bearer secret, or Bearer key id + HMAC signature (src/keys/authorize.ts).
+//   200 {"classifications":{"BAD":"12","GOOD":"340","NEUTRAL":"8"},"referrers":{"https://example.com":412},
+//        "requests":{"account":1024,"apiKey":360},"plan":{"name":"free","requestLimit":6000}}
+// Counts come from the database: what workers have not flushed yet (at most ~1 s) is not in them.
+// classifications and referrers are the key's; requests.account sums every key of the account.
+// plan.requestLimit is null for an unlimited plan.
+import type { Sql } from '../db/client.js';
+import { accountRequests, keyUsage } from '../db/usage.js';
+import { PalisadeError } from '../errors.js';
+import type { Handler, RequestContext, Reply } from '../http/types.js';
+import { json } from '../http/types.js';
+import type { ApiKey } from '../keys/types.js';
+import { isMonth } from '../usage/month.js';
+
+export interface UsageRouteDeps {
+  readonly sql: Sql;
+  /** `(req) => authorizeServer(req, cache, claimSalt, { basePath })`. */
+  readonly authorizeServer: (req: RequestContext) => ApiKey | Promise<ApiKey>;
+  /** The current month in TZ (UsageBuffer.currentMonth or createMonthClock). */
+  readonly currentMonth: () => string;
+}
+
+export function usageRoute(deps: UsageRouteDeps): Handler {
+  return async (req: RequestContext): Promise<Reply> => {
+    const key = await deps.authorizeServer(req);
+    const given = req.query.get('month');
+    let month: string;
+    if (given === null || given === '') month = deps.currentMonth();
+    else if (isMonth(given)) month = given;
+    else throw new PalisadeError('INVALID_MONTH');
+    const [usage, account] = await Promise.all([
+      keyUsage(deps.sql, key.id, month),
+      accountRequests(deps.sql, key.accountId, month),
+    ]);
+    return json({
+      classifications: usage.classifications,
+      referrers: usage.referrers,
+      requests: { account, apiKey: usage.requests },
+      plan: { name: key.planId, requestLimit: key.requestLimit ?? null },
+    });
+  };
+}

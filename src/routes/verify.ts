@@ -1,0 +1,206 @@
+// POST /v1/verify (widget → Palisade, PROTOCOL.md section 3): body {payload, code?, fields?, timeZone?}.
+// 200 {verified:true, payload, algorithm, apiKey, id, score, signature, verificationData} with a
+// signed server payload, 200 {verified:false, reason} when the solution fails, 400 for a malformed body.
+import { PalisadeError } from '../errors.js';
+import type { Handler, RequestContext, Reply } from '../http/types.js';
+import { json } from '../http/types.js';
+import type { ApiKey } from '../keys/types.js';
+import { anonymizeIp } from '../pow/anonymize-ip.js';
+import type { PreparedHmacKey } from '../pow/crypto.js';
+import { isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
+import type { PowSecrets } from '../pow/secrets.js';
+import {
+  classify, createServerPayload, prepareServerKey, type Classification, type ServerSignatureAlgorithm,
+} from '../pow/server-signature.js';
+import { DEFAULT_USED_CHALLENGE_TTL_MS, verifyPayload, type VerifiedChallenge, type VerifyDeps, type VerifyFailure } from '../pow/verify.js';
+
+export interface Assessment {
+  /** GOOD < 1 ≤ NEUTRAL < 2 ≤ BAD. */
+  readonly score: number;
+  readonly reasons: readonly string[];
+  /** More signed facts, dotted names nest: {'location.countryCode': 'DE'}. */
+  readonly extra?: Readonly<Record<string, string | number | boolean>>;
+}
+
+export interface AssessInput {
+  readonly req: RequestContext;
+  readonly key: ApiKey;
+  readonly challenge: VerifiedChallenge;
+  readonly penalty: number;
+  readonly fields: Readonly<Record<string, string>> | null;
+  readonly timeZone: string | null;
+}
+
+export interface VerifyRouteDeps {
+  readonly authorizeBrowser: (req: RequestContext) => ApiKey | Promise<ApiKey>;
+  readonly secrets: PowSecrets;
+  /** StateStore.claimOnce. */
+  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  /** The client's penalty score, reported as verificationData.penalty. */
+  readonly penalty: (ip: string) => Promise<number>;
+  /** palisade_api_verifications_success_total / _failed_total. */
+  readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
+  /** Usage: one request for `key`, with its classification when verified (null when not), and the origin. */
+  readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
+  /**
+   * Scores a verified request (spam, IP and location checks plug in here). Default: score 0
+   * (GOOD) with no reasons: a solved challenge and nothing else known; the penalty is reported
+   * separately so integrators can weigh it.
+   */
+  readonly assess?: (input: AssessInput) => Assessment | Promise<Assessment>;
+}
+
+export interface VerifyRouteOptions {
+  /** CACHE_DURATION_USED_CHALLENGES. Default 4 h. */
+  readonly usedChallengeTtlMs?: number;
+  /** Lifetime of the server payload (verificationData.expire). Default 20 min, as long as a challenge. */
+  readonly serverPayloadTtlMs?: number;
+  /** ANONYMIZE_IP_ADDRESS: verificationData.ipAddress keeps the /24 (IPv4) or /48 (IPv6). Default true. */
+  readonly anonymizeIp?: boolean;
+  /** Hash of the server signature. Default 'SHA-256'. */
+  readonly signatureAlgorithm?: ServerSignatureAlgorithm;
+  /** Longest base64 payload. Default 16 KiB. */
+  readonly maxPayloadLength?: number;
+  /** Most form fields signed into fieldsHash. Default 50. */
+  readonly maxFields?: number;
+  /**
+   * REDIS_COMMAND_TIMEOUT with Redis: how long after its start a request may still wait on the
+   * state store. The reads after the claim (penalty, failed attempts) only enrich verificationData
+   * and fail open, so past this they count as none, as on a store failure: a store that stalls
+   * after the claim costs one command timeout, not one per read. Default: no limit (the
+   * shared-memory store answers at once).
+   */
+  readonly storeBudgetMs?: number;
+}
+
+export const VERIFY_ROUTE_DEFAULTS = Object.freeze({
+  usedChallengeTtlMs: DEFAULT_USED_CHALLENGE_TTL_MS,
+  serverPayloadTtlMs: 20 * 60_000,
+  anonymizeIp: true,
+  signatureAlgorithm: 'SHA-256' as ServerSignatureAlgorithm,
+  maxPayloadLength: MAX_PAYLOAD_LENGTH,
+  maxFields: 50,
+  storeBudgetMs: Infinity,
+});
+
+const NO_RISK: Assessment = Object.freeze({ score: 0, reasons: [] });
+const NOTHING_KNOWN = Object.freeze({ penalty: 0, assessment: NO_RISK });
+const FAILURE_BODIES = new Map<string, Reply>();
+
+export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteOptions = {}): Handler {
+  const o = { ...VERIFY_ROUTE_DEFAULTS, ...options };
+  const storeBudgetMs = options.storeBudgetMs ?? VERIFY_ROUTE_DEFAULTS.storeBudgetMs;
+  const verifyDeps: VerifyDeps = {
+    secrets: deps.secrets, claimOnce: deps.claimOnce, usedChallengeTtlMs: o.usedChallengeTtlMs, maxPayloadLength: o.maxPayloadLength,
+  };
+  const assess = deps.assess ?? (() => NO_RISK);
+  // Each cached ApiKey's secret is prepared once for the server signature.
+  const serverKeys = new WeakMap<ApiKey, PreparedHmacKey>();
+
+  return async (req: RequestContext): Promise<Reply> => {
+    const key = await deps.authorizeBrowser(req);
+    const body = parseBody(req.json(), o.maxFields);
+    const result = await verifyPayload(body.payload, verifyDeps, key.id);
+    const origin = requestOrigin(req);
+    if (!result.verified) {
+      deps.onVerify(false, result.reason, req);
+      deps.countUsage(key, null, origin);
+      return failure(result.reason);
+    }
+    const enriching = enrich(deps.penalty, assess, { req, key, challenge: result, penalty: 0, fields: body.fields, timeZone: body.timeZone });
+    const { penalty, assessment } = storeBudgetMs === Infinity
+      ? await enriching
+      : await within(enriching, req.startedAt + storeBudgetMs, NOTHING_KNOWN);
+    let serverKey = serverKeys.get(key);
+    if (!serverKey) serverKeys.set(key, (serverKey = prepareServerKey(key.secret, o.signatureAlgorithm)));
+    const server = createServerPayload({
+      apiKeyId: key.id, key: serverKey, algorithm: o.signatureAlgorithm, score: assessment.score,
+      reasons: assessment.reasons, fields: body.fields, ipAddress: o.anonymizeIp ? anonymizeIp(req.ip) : req.ip, origin,
+      challengeAlgorithm: result.algorithm, penalty, params: result.params, timeZone: body.timeZone,
+      extra: assessment.extra ?? null, ttlMs: o.serverPayloadTtlMs,
+    });
+    const classification = classify(server.score);
+    deps.onVerify(true, null, req);
+    deps.countUsage(key, classification, origin);
+    return json({
+      verified: true, payload: server.payload, algorithm: server.algorithm, apiKey: server.apiKey, id: server.id,
+      score: server.score, signature: server.signature, verificationData: server.verificationData,
+    });
+  };
+}
+
+/** The client's penalty, then the assessment that weighs it. */
+async function enrich(
+  penaltyOf: VerifyRouteDeps['penalty'], assess: NonNullable<VerifyRouteDeps['assess']>, input: AssessInput,
+): Promise<{ penalty: number; assessment: Assessment }> {
+  const penalty = await penaltyOf(input.req.ip);
+  return { penalty, assessment: await assess({ ...input, penalty }) };
+}
+
+/** What `work` resolves to, or `fallback` once performance.now() passes `deadline` (the work is then ignored). */
+function within<T>(work: Promise<T>, deadline: number, fallback: T): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(fallback), Math.max(0, deadline - performance.now()));
+    work.then((value) => { clearTimeout(timer); resolve(value); }, (err: unknown) => { clearTimeout(timer); reject(err); });
+  });
+}
+
+function failure(reason: VerifyFailure): Reply {
+  let reply = FAILURE_BODIES.get(reason);
+  if (!reply) FAILURE_BODIES.set(reason, (reply = json({ verified: false, reason })));
+  return reply;
+}
+
+interface VerifyBody {
+  readonly payload: string;
+  readonly fields: Readonly<Record<string, string>> | null;
+  readonly timeZone: string | null;
+}
+
+const TIME_ZONE = /^[A-Za-z0-9_+\-/]{1,64}$/;
+const MAX_FIELD_NAME = 100;
+
+/** 400 INVALID_PAYLOAD without a payload string; 400 INVALID_PARAMETER for malformed extras. */
+function parseBody(body: unknown, maxFields: number): VerifyBody {
+  if (!isObject(body) || typeof body.payload !== 'string') throw new PalisadeError('INVALID_PAYLOAD');
+  let fields: Record<string, string> | null = null;
+  if (body.fields !== undefined && body.fields !== null) {
+    if (!isObject(body.fields)) throw new PalisadeError('INVALID_PARAMETER', 'fields must be an object of strings');
+    const names = Object.keys(body.fields);
+    if (names.length > maxFields) throw new PalisadeError('INVALID_PARAMETER', `at most ${maxFields} fields`);
+    fields = Object.create(null) as Record<string, string>;
+    for (const name of names) {
+      const value = body.fields[name];
+      if (typeof value !== 'string' || name.length > MAX_FIELD_NAME) {
+        throw new PalisadeError('INVALID_PARAMETER', 'fields must map names of at most 100 characters to strings');
+      }
+      fields[name] = value;
+    }
+  }
+  let timeZone: string | null = null;
+  if (body.timeZone !== undefined && body.timeZone !== null) {
+    if (typeof body.timeZone !== 'string' || !TIME_ZONE.test(body.timeZone)) {
+      throw new PalisadeError('INVALID_PARAMETER', 'timeZone must be an IANA time zone name');
+    }
+    timeZone = body.timeZone;
+  }
+  // Our challenges carry no code challenge, so a code has nothing to be checked against; only its shape is.
+  if (body.code !== undefined && body.code !== null && (typeof body.code !== 'string' || body.code.length > 64)) {
+    throw new PalisadeError('INVALID_PARAMETER', 'code must be a short string');
+  }
+  return { payload: body.payload, fields, timeZone };
+}
+
+/** The request's origin: the Origin header, else the origin of the Referer; null when neither is usable. */
+export function requestOrigin(req: RequestContext): string | null {
+  const origin = req.headers.origin;
+  if (origin && origin !== 'null' && origin.length <= 256) return origin;
+  const referer = req.headers.referer;
+  if (!referer || referer.length > 2048) return null;
+  try {
+    const o = new URL(referer).origin;
+    return o === 'null' ? null : o;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,110 @@
+// What a serving process holds besides its HTTP server: the state store, the database pool, the
+// API-key cache, the usage buffer, the proof-of-work secrets and challenge pool. Opened once per
+// worker (or once with WORKERS=0) and closed in the reverse order on shutdown.
+import { type Config, dataPath } from './config.js';
+import { openDatabase, type Database } from './db/client.js';
+import { accountRequests, writeUsageBatch } from './db/usage.js';
+import { ensureDefaultAccount } from './db/accounts.js';
+import { findApiKeyIdBySecretHash } from './db/api-keys.js';
+import { loadApiKey } from './keys/api-keys.js';
+import { createKeyCache, type KeyCache } from './keys/key-cache.js';
+import { createKeySecrets, deriveApiKeySecretKey, type KeySecrets } from './keys/secrets.js';
+import type { Logger } from './log.js';
+import { embeddedSocketPath } from './db/embedded-paths.js';
+import { configureDerivation } from './pow/derive.js';
+import { createChallengePool, type ChallengePool } from './pow/pool.js';
+import { preparePowSecrets, type PowSecrets } from './pow/secrets.js';
+import { createStateStore, type StateStore } from './store/index.js';
+import { createAccountUsage } from './usage/account-usage.js';
+import { createUsageBuffer, type UsageBuffer } from './usage/usage-buffer.js';
+import type { AccountRequestCounter } from './keys/authorize.js';
+
+export interface Services {
+  readonly store: StateStore;
+  readonly db: Database;
+  readonly keys: KeyCache;
+  readonly keySecrets: KeySecrets;
+  readonly usage: UsageBuffer;
+  readonly accountUsage: AccountRequestCounter;
+  readonly pow: PowSecrets;
+  readonly pool: ChallengePool;
+  /** The account free keys from /api_key/generate belong to (DEFAULT_ACCOUNT_NAME). */
+  readonly defaultAccountId: string;
+  /** Flushes usage and releases everything; never throws. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** The state store options every process uses (the primary opens it once first to create the file). */
+export function stateStoreOptions(config: Config, logger: Logger) {
+  return {
+    redisUrl: config.REDIS_URL ?? undefined,
+    shmPath: dataPath(config, config.EMBEDDED_DB_REDIS_LOCATION),
+    shmCapacity: config.STATE_STORE_CAPACITY,
+    redisCommandTimeout: config.REDIS_COMMAND_TIMEOUT,
+    redisConnectTimeout: config.REDIS_CONNECT_TIMEOUT,
+    redisMaxRetries: config.REDIS_MAX_RETRIES,
+    logger,
+  };
+}
+
+/** The database options every process uses: POSTGRES_URL, or the primary's embedded database socket. */
+export function databaseOptions(config: Config) {
+  const pool = {
+    maxConnections: config.POSTGRES_MAX_CONNECTIONS,
+    minConnections: config.POSTGRES_MIN_CONNECTIONS,
+    idleTimeoutMs: config.POSTGRES_IDLE_TIMEOUT,
+    connectTimeoutMs: config.POSTGRES_CONNECT_TIMEOUT,
+  };
+  return config.POSTGRES_URL
+    ? { postgresUrl: config.POSTGRES_URL, ...pool }
+    : { socketPath: embeddedSocketPath(config.dataDir), ...pool };
+}
+
+export async function openServices(config: Config, logger: Logger): Promise<Services> {
+  configureDerivation({ maxThreads: config.powMaxThreads });
+  const store = await createStateStore(stateStoreOptions(config, logger));
+  const db = openDatabase(databaseOptions(config));
+  const keySecrets = createKeySecrets(deriveApiKeySecretKey(config.secrets.PALISADE_HMAC_SECRET), config.secrets.HASHING_SALT);
+  const keys = createKeyCache({
+    byId: (id) => loadApiKey(db.sql, keySecrets, id),
+    idBySecretHash: (hash) => findApiKeyIdBySecretHash(db.sql, hash),
+  }, keySecrets, { ttlMs: config.CACHE_DURATION_API_KEYS });
+  const usage = createUsageBuffer(
+    (batch) => writeUsageBatch(db.sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET }),
+    {
+      anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
+      maxLogsPerSecond: config.REQUEST_LOGS_MAX_RATE ?? Infinity,
+      timeZone: config.TZ || undefined,
+      onError: warnEvery(logger, 10_000, 'usage write failed; counts stay buffered and are retried'),
+    },
+  );
+  usage.start();
+  const accountUsage = createAccountUsage((accountId, month) => accountRequests(db.sql, accountId, month), usage, {
+    onError: warnEvery(logger, 10_000, 'reading account usage failed; plan limits fail open meanwhile'),
+  });
+  const pow = preparePowSecrets(config.secrets.PALISADE_HMAC_SECRET);
+  const pool = createChallengePool({ secrets: pow });
+  const defaultAccountId = (await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME)).id;
+
+  return {
+    store, db, keys, keySecrets, usage, accountUsage, pow, pool, defaultAccountId,
+    async close(timeoutMs) {
+      pool.close();
+      const flushed = await usage.close(timeoutMs).catch(() => false);
+      if (!flushed) logger.error(usage.stats(), 'usage not fully written at shutdown');
+      await db.close(1000).catch(() => {});
+      await store.close().catch(() => {});
+    },
+  };
+}
+
+/** A logger callback that logs at most once per `intervalMs` (failures repeat every second). */
+function warnEvery(logger: Logger, intervalMs: number, msg: string): (err: unknown) => void {
+  let last = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    logger.warn({ err: (err as Error)?.message ?? String(err) }, msg);
+  };
+}

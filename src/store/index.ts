@@ -1,0 +1,47 @@
+// Picks the StateStore: Redis when a URL is configured (state shared between hosts), otherwise the
+// shared-memory file (state shared between the workers of one host).
+import { openRedisStore, type RedisStore, type StoreLogger } from './redis-store.js';
+import { openSharedMemoryStore, type SharedMemoryStore } from './shared-memory-store.js';
+
+export type { HitResult, StateStore } from './state-store.js';
+export { STORE_LIMITS } from './state-store.js';
+export { limitKey, ipKey, type LimitKeyContext } from './limit-key.js';
+export { SharedMemoryStore, type SharedMemoryStats } from './shared-memory-store.js';
+export { RedisStore, type StoreLogger } from './redis-store.js';
+
+export interface StateStoreOptions {
+  /** REDIS_URL; when set the Redis store is used and the shm* options are ignored. Default: unset. */
+  redisUrl?: string | undefined;
+  /** The state file (EMBEDDED_DB_REDIS_LOCATION; the caller resolves `db/state.shm` under DATA_DIR). */
+  shmPath: string;
+  /** Slots in the state file, 16 bytes each. Default 1,048,576 (16 MiB, ~524k live entries). */
+  shmCapacity?: number | undefined;
+  /** Prefix of every Redis key. Default 'palisade:'. */
+  redisKeyPrefix?: string | undefined;
+  /** REDIS_COMMAND_TIMEOUT, ms. Default 5000. */
+  redisCommandTimeout?: number | undefined;
+  /** REDIS_CONNECT_TIMEOUT, ms. Default 10000. */
+  redisConnectTimeout?: number | undefined;
+  /** REDIS_MAX_RETRIES. Default 2. */
+  redisMaxRetries?: number | undefined;
+  /** For Redis connection problems and the eviction-policy warning. Default: stderr. */
+  logger?: StoreLogger | undefined;
+}
+
+export async function createStateStore(options: StateStoreOptions): Promise<SharedMemoryStore | RedisStore> {
+  if (options.redisUrl) {
+    return openRedisStore(options.redisUrl, defined({
+      keyPrefix: options.redisKeyPrefix,
+      commandTimeout: options.redisCommandTimeout,
+      connectTimeout: options.redisConnectTimeout,
+      maxRetries: options.redisMaxRetries,
+      logger: options.logger,
+    }));
+  }
+  return openSharedMemoryStore(options.shmPath, defined({ capacity: options.shmCapacity }));
+}
+
+/** Drops undefined fields so the stores' own defaults apply. */
+function defined<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}

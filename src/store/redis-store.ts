@@ -1,0 +1,304 @@
+// StateStore on Redis (REDIS_URL), for several hosts sharing one state. DESIGN.md section 3.
+// Claims are `SET key 1 PX ttl NX`; a rate-limit hit and a penalty addition are one Lua script each
+// (atomic on the server, clocked by the server's TIME so every node agrees on window boundaries).
+// The client never queues: with Redis down or slow, an operation rejects with STORE_UNAVAILABLE
+// within commandTimeout, and a claim is never answered true without Redis having stored it.
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { PalisadeError } from '../errors.js';
+import type { RateRule } from '../parse.js';
+import {
+  STORE_LIMITS, checkKey, checkPenalty, checkRule, checkTtl, holdMs, type HitResult, type StateStore,
+} from './state-store.js';
+
+/** What the store needs of a logger (pino's methods fit). */
+export interface StoreLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RedisStoreOptions {
+  /** Prefix of every key. Default 'palisade:'. */
+  keyPrefix?: string;
+  /** Longest wait for one command, ms (REDIS_COMMAND_TIMEOUT). Default 5000. */
+  commandTimeout?: number;
+  /** Longest wait for a connection, ms (REDIS_CONNECT_TIMEOUT). Default 10000. */
+  connectTimeout?: number;
+  /** Resends of a command interrupted by a reconnection (REDIS_MAX_RETRIES). Default 2. */
+  maxRetries?: number;
+  /** Where connection problems and the eviction-policy warning go. Default: stderr. */
+  logger?: StoreLogger;
+}
+
+const DEFAULTS = {
+  keyPrefix: 'palisade:',
+  commandTimeout: 5000,
+  connectTimeout: 10_000,
+  maxRetries: 2,
+} as const;
+
+const consoleLogger: StoreLogger = {
+  info: (obj, msg) => console.error(msg, obj),
+  warn: (obj, msg) => console.error(msg, obj),
+  error: (obj, msg) => console.error(msg, obj),
+};
+
+/** Failures are logged at most this often, so an outage does not flood the log. */
+const LOG_EVERY_MS = 10_000;
+/** Ids up to this length (and free of lone surrogates) are stored as they are; longer ones hashed. */
+const RAW_KEY_MAX = 200;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+// Window state in one string "held:expiry:count" (expiry: the window's end, or the held-until
+// while held; epoch ms). The same rules as native/shm-table.cc Table::Hit.
+const HIT_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit, win, hold = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local held, expiry, count = 0, 0, 0
+local v = redis.call('GET', KEYS[1])
+if v then
+  local h, e, c = string.match(v, '^(%d):(%d+):(%d+)$')
+  if h then held, expiry, count = tonumber(h), tonumber(e), tonumber(c) end
+end
+if expiry <= now then
+  held, count, expiry = 0, 0, (math.floor(now / win) + 1) * win
+end
+count = math.min(count + 1, ${STORE_LIMITS.maxRuleCount + 1})
+local allowed = 0
+if held == 0 and count <= limit then allowed = 1 end
+if held == 0 and count > limit and hold > 0 then
+  held, expiry = 1, math.max(expiry, now + hold)
+end
+redis.call('SET', KEYS[1], string.format('%d:%d:%d', held, expiry, count), 'PX', string.format('%d', expiry - now))
+local remaining, blocked = 0, 0
+if allowed == 1 then remaining = limit - count end
+if held == 1 then blocked = expiry end
+return {allowed, remaining, expiry - now, blocked, count}
+`;
+
+const PEEK_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit, win = tonumber(ARGV[1]), tonumber(ARGV[2])
+local held, expiry, count = 0, 0, 0
+local v = redis.call('GET', KEYS[1])
+if v then
+  local h, e, c = string.match(v, '^(%d):(%d+):(%d+)$')
+  if h then held, expiry, count = tonumber(h), tonumber(e), tonumber(c) end
+end
+if expiry <= now then
+  return {1, limit, (math.floor(now / win) + 1) * win - now, 0, 0}
+end
+local allowed, remaining, blocked = 0, 0, 0
+if held == 0 and count < limit then allowed, remaining = 1, limit - count end
+if held == 1 then blocked = expiry end
+return {allowed, remaining, expiry - now, blocked, count}
+`;
+
+const PENALTY_LUA = `
+local s = math.min((tonumber(redis.call('GET', KEYS[1])) or 0) + tonumber(ARGV[1]), ${STORE_LIMITS.maxPenalty})
+redis.call('SET', KEYS[1], string.format('%d', s), 'PX', ARGV[2])
+return s
+`;
+
+type Reply5 = [number, number, number, number, number];
+
+interface ScriptCommands {
+  palisadeHit(key: string, limit: number, windowMs: number, holdMs: number): Promise<Reply5>;
+  palisadePeek(key: string, limit: number, windowMs: number): Promise<Reply5>;
+  palisadePenalty(key: string, n: number, ttlMs: number): Promise<number>;
+}
+
+/**
+ * Connects to `url` and resolves once the first connection is ready and its eviction policy checked,
+ * or once the first attempt failed (the client keeps reconnecting; until then operations reject
+ * with STORE_UNAVAILABLE and ping() answers false). Never rejects for an unreachable server.
+ */
+export async function openRedisStore(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
+  const o = { ...DEFAULTS, ...options };
+  const client = new Redis(url, {
+    keyPrefix: o.keyPrefix,
+    enableOfflineQueue: false,
+    commandTimeout: o.commandTimeout,
+    connectTimeout: o.connectTimeout,
+    maxRetriesPerRequest: o.maxRetries,
+    lazyConnect: true,
+  });
+  client.defineCommand('palisadeHit', { numberOfKeys: 1, lua: HIT_LUA });
+  client.defineCommand('palisadePeek', { numberOfKeys: 1, lua: PEEK_LUA, readOnly: true });
+  client.defineCommand('palisadePenalty', { numberOfKeys: 1, lua: PENALTY_LUA });
+  const store = new RedisStore(client, o.logger ?? consoleLogger);
+  await store.connect(o.connectTimeout);
+  return store;
+}
+
+export class RedisStore implements StateStore {
+  readonly kind = 'redis' as const;
+  readonly #client: Redis;
+  readonly #scripts: ScriptCommands;
+  readonly #log: StoreLogger;
+  readonly #unavailable: (err: unknown) => never;
+  #lastLogAt = 0;
+  #policyCheck: Promise<void> = Promise.resolve();
+
+  constructor(client: Redis, log: StoreLogger) {
+    this.#client = client;
+    this.#scripts = client as unknown as ScriptCommands;
+    this.#log = log;
+    this.#unavailable = (err) => {
+      this.#logFailure(err);
+      throw new PalisadeError('STORE_UNAVAILABLE');
+    };
+    client.on('ready', () => {
+      this.#policyCheck = this.#checkEvictionPolicy();
+    });
+    client.on('error', (err: unknown) => this.#logFailure(err));
+  }
+
+  /** @internal Used by openRedisStore: the first connection attempt, bounded by `timeoutMs`. */
+  connect(timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+      this.#client.connect().then(
+        () => this.#policyCheck,
+        () => undefined,
+      ).finally(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  claimOnce(id: string, ttlMs: number): Promise<boolean> {
+    try {
+      const key = storeKey('c', checkKey('id', id));
+      return this.#client.set(key, '1', 'PX', checkTtl(ttlMs), 'NX').then((r) => r === 'OK', this.#unavailable);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  hit(limitKey: string, rule: RateRule): Promise<HitResult> {
+    try {
+      checkRule(rule);
+      const key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey));
+      return this.#scripts.palisadeHit(key, rule.count, rule.windowMs, holdMs(rule)).then(toHitResult, this.#unavailable);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  peek(limitKey: string, rule: RateRule): Promise<HitResult> {
+    try {
+      checkRule(rule);
+      const key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey));
+      return this.#scripts.palisadePeek(key, rule.count, rule.windowMs).then(toHitResult, this.#unavailable);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  addPenalty(key: string, n: number, ttlMs: number): Promise<number> {
+    try {
+      const k = storeKey('p', checkKey('key', key));
+      return this.#scripts.palisadePenalty(k, checkPenalty(n), checkTtl(ttlMs)).then(Number, this.#unavailable);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  penalty(key: string): Promise<number> {
+    try {
+      const k = storeKey('p', checkKey('key', key));
+      return this.#client.get(k).then((v) => (v === null ? 0 : Number(v)), this.#unavailable);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Does Redis keep its data across a restart? true with the append-only file on, false without it
+   * (RDB snapshots alone lose every claim since the last one), null when it cannot tell
+   * (unreachable, CONFIG refused). Never rejects.
+   */
+  appendOnly(): Promise<boolean | null> {
+    return this.#client.config('GET', 'appendonly').then(
+      (reply) => {
+        const value = (reply as string[])[1];
+        return value === undefined ? null : value === 'yes';
+      },
+      () => null,
+    );
+  }
+
+  /** PING within commandTimeout; false when Redis is unreachable or slow. Never rejects. */
+  ping(): Promise<boolean> {
+    return this.#client.ping().then((r) => r === 'PONG', () => false);
+  }
+
+  async close(): Promise<void> {
+    if (this.#client.status === 'ready') {
+      try {
+        await this.#client.quit();
+        return;
+      } catch {
+        // fall through: drop the connection
+      }
+    }
+    this.#client.disconnect();
+  }
+
+  // Claim keys carry a TTL, so every policy but noeviction (volatile-* included) lets Redis drop a
+  // used-challenge key under memory pressure, and a dropped key reopens that challenge to replay.
+  async #checkEvictionPolicy(): Promise<void> {
+    let policy: string;
+    try {
+      const reply = (await this.#client.config('GET', 'maxmemory-policy')) as string[];
+      policy = reply[1] ?? '';
+    } catch (err) {
+      this.#log.warn(
+        { err: errorText(err) },
+        'Could not read Redis maxmemory-policy (CONFIG GET refused?). Make sure it is "noeviction": any other ' +
+          'policy lets Redis evict used-challenge keys under memory pressure, which reopens those challenges to replay.',
+      );
+      return;
+    }
+    if (policy === 'noeviction') return;
+    this.#log.warn(
+      { maxmemoryPolicy: policy },
+      `Redis maxmemory-policy is "${policy}": when Redis reaches maxmemory it evicts keys, and Palisade's used-challenge ` +
+        'keys (replay protection), rate-limit windows and penalties are all evictable (volatile-* policies too: every ' +
+        'one of these keys has a TTL). An evicted used-challenge key lets that challenge be verified again. Set ' +
+        '"maxmemory-policy noeviction": writes then fail when memory is full and Palisade answers 503 STORE_UNAVAILABLE ' +
+        'instead of accepting a replay.',
+    );
+  }
+
+  #logFailure(err: unknown): void {
+    const now = Date.now();
+    if (now - this.#lastLogAt < LOG_EVERY_MS) return;
+    this.#lastLogAt = now;
+    this.#log.error({ err: errorText(err) }, 'Redis state store unavailable; operations answer STORE_UNAVAILABLE');
+  }
+}
+
+/**
+ * `<kind>:<id>` for ordinary ids; `<kind>#<sha256 of the UTF-16 code units>` for long ones and
+ * for strings with lone surrogates (which UTF-8 would turn into U+FFFD, merging distinct ids).
+ * The separator keeps the two forms apart.
+ */
+function storeKey(kind: string, id: string): string {
+  if (id.length <= RAW_KEY_MAX && !LONE_SURROGATE.test(id)) return `${kind}:${id}`;
+  return `${kind}#${createHash('sha256').update(Buffer.from(id, 'utf16le')).digest('base64url')}`;
+}
+
+function toHitResult(r: Reply5): HitResult {
+  return { allowed: r[0] === 1, remaining: r[1], resetMs: r[2], blockedUntil: r[3], count: r[4] };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,105 @@
+// The hot, shared, short-lived state every worker sees: used challenges, rate-limit windows,
+// penalty scores. DESIGN.md section 3. Implementations: shared-memory-store.ts (one host, default)
+// and redis-store.ts (REDIS_URL). test/helpers/store-conformance.ts runs one suite against both.
+//
+// Rate rules (spec section 8), the same in both stores:
+// - `<count>/<window>`: fixed windows aligned to the Unix epoch (floor(now / window)); at most
+//   `count` hits of one key are allowed per window.
+// - `block=D` and `expire=D` both *hold* the key once a hit passes the limit: it stays denied until
+//   max(end of the window, now + D), through any number of new windows; hits while held still count.
+//   `block` reads as "deny the client", `expire` as "keep the key marked" (threat counters): one
+//   mechanism, one stamp, reported as `blockedUntil`. A caller asks "is this key marked?" with
+//   `peek(key, rule)` (no hit counted): marked while `blockedUntil > Date.now()`.
+import type { RateRule } from '../parse.js';
+
+/** Limits both stores enforce, so a configuration that works with one works with the other. */
+export const STORE_LIMITS = {
+  /** Longest claim or penalty TTL: 2^36 ms, about 2.2 years. */
+  maxTtlMs: 2 ** 36,
+  /** Largest rule count (the shared-memory slot keeps 23 bits of count and needs count + 1). */
+  maxRuleCount: 8_388_606,
+  /** Longest window or block/expire duration (what parseDuration accepts). */
+  maxDurationMs: 2 ** 47,
+  /** Penalty scores saturate here (the shared-memory slot keeps 24 bits). */
+  maxPenalty: 16_777_215,
+} as const;
+
+export interface HitResult {
+  /** This hit is within the limit (for `peek`: a hit now would be). */
+  readonly allowed: boolean;
+  /** Hits left in the current window after this one (0 when denied or held). */
+  readonly remaining: number;
+  /** Milliseconds until the current window resets; while held, until the hold ends. */
+  readonly resetMs: number;
+  /** Epoch ms until which the key is held (block/expire); 0 when not held. */
+  readonly blockedUntil: number;
+  /** The count of hits in this window including this one (while held: since the window that passed the limit). */
+  readonly count: number;
+}
+
+export interface StateStore {
+  readonly kind: 'shared-memory' | 'redis';
+  /**
+   * Insert `id` if absent, remembered for `ttlMs`. Resolves true exactly once per id across all
+   * processes sharing the store; false when it was already claimed. Rejects with PalisadeError
+   * STORE_UNAVAILABLE / STORE_FULL instead of ever answering true when it cannot be sure.
+   * `id` is any string (compared exactly, UTF-16 code unit by code unit); 1 ≤ ttlMs ≤ maxTtlMs.
+   */
+  claimOnce(id: string, ttlMs: number): Promise<boolean>;
+  /** Count one hit of `limitKey` under `rule` (fixed window + hold; see the top of this file). */
+  hit(limitKey: string, rule: RateRule): Promise<HitResult>;
+  /** The state `hit` would see, without counting a hit: `blockedUntil > now` means held / marked. */
+  peek(limitKey: string, rule: RateRule): Promise<HitResult>;
+  /**
+   * Add `n` (an integer ≥ 0) to the penalty of `key`; the score expires `ttlMs` after the last
+   * addition and saturates at maxPenalty. Returns the new score.
+   */
+  addPenalty(key: string, n: number, ttlMs: number): Promise<number>;
+  /** The current penalty of `key` (0 when none or expired). */
+  penalty(key: string): Promise<number>;
+  /** Is the store reachable now? (for /.ready and /.health) */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// Argument checks shared by both implementations. A wrong argument is a programming error (the
+// callers validate configuration and requests first), so these throw TypeError / RangeError.
+
+export function checkKey(name: string, value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError(`${name} must be a string`);
+  return value;
+}
+
+export function checkTtl(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > STORE_LIMITS.maxTtlMs) {
+    throw new RangeError(`ttlMs must be an integer from 1 to ${STORE_LIMITS.maxTtlMs}`);
+  }
+  return value;
+}
+
+export function checkPenalty(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError('a penalty must be a non-negative safe integer');
+  }
+  return value;
+}
+
+export function checkRule(rule: RateRule): RateRule {
+  const { count, windowMs, blockMs, expireMs } = rule ?? ({} as Partial<RateRule>);
+  if (!isInt(count, 1, STORE_LIMITS.maxRuleCount) || !isInt(windowMs, 1, STORE_LIMITS.maxDurationMs) ||
+      !isInt(blockMs, 0, STORE_LIMITS.maxDurationMs) || !isInt(expireMs, 0, STORE_LIMITS.maxDurationMs)) {
+    throw new RangeError(
+      `a rate rule needs count 1..${STORE_LIMITS.maxRuleCount} and windowMs, blockMs, expireMs up to ${STORE_LIMITS.maxDurationMs}`,
+    );
+  }
+  return rule;
+}
+
+/** How long a key is held once it passes the limit. */
+export function holdMs(rule: RateRule): number {
+  return rule.blockMs > rule.expireMs ? rule.blockMs : rule.expireMs;
+}
+
+function isInt(value: unknown, min: number, max: number): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}

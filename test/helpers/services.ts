@@ -1,0 +1,30 @@
+// Where integration tests find Redis and PostgreSQL. Under CI=true an unreachable server fails the
+// suite; elsewhere the suite is skipped with a loud message.
+import { Socket } from 'node:net';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+function reachable(url: string, defaultPort: number): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => { socket.destroy(); resolve(ok); };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(Number(u.port || defaultPort), u.hostname.replace(/^\[|\]$/g, ''), () => done(true));
+  });
+}
+
+/**
+ * Resolves to `false` (skip) or `true` (run). Call at the top of an integration test file:
+ *   const skip = !(await requireService('redis'));  test('...', { skip }, ...)
+ */
+export async function requireService(name: 'redis' | 'postgres'): Promise<boolean> {
+  const url = name === 'redis' ? REDIS_URL : POSTGRES_URL;
+  const ok = await reachable(url, name === 'redis' ? 6379 : 5432);
+  if (ok) return true;
+  if (process.env.CI === 'true') throw new Error(`${name} is not reachable at ${url} (CI=true: integration tests must run)`);
+  console.error(`\n*** SKIPPING ${name} integration tests: ${url} is not reachable ***\n`);
+  return false;
+}

@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { parseRateRule } from '../../src/parse.js';
+import { createStateStore } from '../../src/store/index.js';
+import { openRedisStore, type StoreLogger } from '../../src/store/redis-store.js';
+import { startHungRedis, startThrowawayRedis, type ThrowawayRedis } from '../helpers/redis-server.js';
+import { REDIS_URL, requireService } from '../helpers/services.js';
+import { storeConformance } from '../helpers/store-conformance.js';
+
+const skip = !(await requireService('redis'));
+const prefix = `palisade-test-${randomBytes(6).toString('hex')}:`;
+const throwaways: ThrowawayRedis[] = [];
+
+after(async () => {
+  for (const t of throwaways) await t.kill();
+  if (skip) return;
+  const raw = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await raw.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await raw.quit();
+});
+
+interface Logged {
+  level: 'info' | 'warn' | 'error';
+  obj: object;
+  msg: string;
+}
+
+function captureLogger(): { logger: StoreLogger; lines: Logged[] } {
+  const lines: Logged[] = [];
+  return {
+    lines,
+    logger: {
+      info: (obj, msg) => lines.push({ level: 'info', obj, msg }),
+      warn: (obj, msg) => lines.push({ level: 'warn', obj, msg }),
+      error: (obj, msg) => lines.push({ level: 'error', obj, msg }),
+    },
+  };
+}
+
+storeConformance('RedisStore', () => openRedisStore(REDIS_URL, { keyPrefix: prefix, logger: captureLogger().logger }), { skip });
+
+test('keys: prefixed, kind-separated, TTLs set; long ids and lone surrogates are hashed', { skip }, async () => {
+  const store = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}layout:`, logger: captureLogger().logger });
+  const raw = new Redis(REDIS_URL);
+  try {
+    assert.equal(await store.claimOnce('abc', 60_000), true);
+    const pttl = await raw.pttl(`${prefix}layout:c:abc`);
+    assert.ok(pttl > 0 && pttl <= 60_000, String(pttl));
+    assert.equal(await raw.get(`${prefix}layout:c:abc`), '1');
+    await store.hit('ip:1.2.3.4', parseRateRule('3/1m'));
+    assert.match((await raw.get(`${prefix}layout:r60000:ip:1.2.3.4`))!, /^0:\d+:1$/);
+    await store.addPenalty('ip:1.2.3.4', 4, 30_000);
+    assert.equal(await raw.get(`${prefix}layout:p:ip:1.2.3.4`), '4');
+    const ppttl = await raw.pttl(`${prefix}layout:p:ip:1.2.3.4`);
+    assert.ok(ppttl > 0 && ppttl <= 30_000);
+    await store.claimOnce('z'.repeat(201), 60_000);
+    await store.claimOnce('\uD800', 60_000);
+    const keys = (await raw.keys(`${prefix}layout:*`)).sort();
+    assert.equal(keys.length, 5);
+    assert.equal(keys.filter((k) => /^.*layout:c#[A-Za-z0-9_-]{43}$/.test(k)).length, 2, keys.join(' '));
+  } finally {
+    await store.close();
+    await raw.quit();
+  }
+});
+
+test('unreachable Redis: every operation rejects with STORE_UNAVAILABLE, quickly, never true', async () => {
+  const { logger, lines } = captureLogger();
+  const started = Date.now();
+  const store = await openRedisStore('redis://127.0.0.1:1', { connectTimeout: 500, commandTimeout: 300, logger });
+  try {
+    await assert.rejects(store.claimOnce('x', 1000), { code: 'STORE_UNAVAILABLE', statusCode: 503 });
+    await assert.rejects(store.claimOnce('x', 1000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.hit('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.peek('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.addPenalty('k', 1, 1000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
+    assert.equal(await store.ping(), false);
+    // Bounded by the timeouts, not by retries; generous for a loaded machine.
+    assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+    assert.ok(lines.some((l) => l.level === 'error' && /unavailable/.test(l.msg)), 'the outage is logged');
+    assert.ok(lines.every((l) => !JSON.stringify(l).includes('password')));
+  } finally {
+    await store.close();
+  }
+});
+
+test('a hung Redis: commands reject with STORE_UNAVAILABLE after commandTimeout', async () => {
+  const hung = await startHungRedis();
+  const store = await openRedisStore(hung.url, { connectTimeout: 1000, commandTimeout: 200, logger: captureLogger().logger });
+  try {
+    assert.equal(await store.ping(), true, 'the handshake completed');
+    const started = Date.now();
+    await assert.rejects(store.claimOnce('x', 1000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.hit('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
+    assert.ok(Date.now() - started >= 190 * 3 - 30, 'each waited for its timeout');
+  } finally {
+    await store.close();
+    await hung.close();
+  }
+});
+
+test('eviction policy: a loud warning unless maxmemory-policy is noeviction', async () => {
+  const server = await startThrowawayRedis(['--maxmemory-policy', 'allkeys-lru']);
+  throwaways.push(server);
+  const raw = new Redis(server.url);
+  try {
+    for (const policy of ['allkeys-lru', 'volatile-lru', 'volatile-ttl', 'noeviction']) {
+      await raw.config('SET', 'maxmemory-policy', policy);
+      const { logger, lines } = captureLogger();
+      const store = await openRedisStore(server.url, { logger });
+      const warnings = lines.filter((l) => l.level === 'warn');
+      if (policy === 'noeviction') {
+        assert.deepEqual(warnings, [], policy);
+      } else {
+        assert.equal(warnings.length, 1, policy);
+        assert.deepEqual(warnings[0]!.obj, { maxmemoryPolicy: policy });
+        assert.match(warnings[0]!.msg, new RegExp(`maxmemory-policy is "${policy}"`));
+        assert.match(warnings[0]!.msg, /used-challenge/);
+        assert.match(warnings[0]!.msg, /noeviction/);
+      }
+      await store.close();
+    }
+  } finally {
+    await raw.quit();
+  }
+});
+
+test('Redis killed and restarted: STORE_UNAVAILABLE meanwhile, then service resumes', async () => {
+  const server = await startThrowawayRedis();
+  throwaways.push(server);
+  const { logger } = captureLogger();
+  const store = await openRedisStore(server.url, { commandTimeout: 500, connectTimeout: 500, logger });
+  try {
+    assert.equal(await store.claimOnce('before', 60_000), true);
+    await server.kill();
+    await assert.rejects(store.claimOnce('during', 60_000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.claimOnce('before', 60_000), { code: 'STORE_UNAVAILABLE' });
+    assert.equal(await store.ping(), false);
+    await server.restart();
+    let up = false;
+    for (let i = 0; i < 100 && !up; i++) {
+      up = await store.ping();
+      if (!up) await sleep(100);
+    }
+    assert.equal(up, true, 'reconnected');
+    assert.equal(await store.claimOnce('during', 60_000), true);
+    assert.equal(await store.claimOnce('during', 60_000), false);
+  } finally {
+    await store.close();
+  }
+});
+
+test('Redis down at start: the store opens anyway and serves once Redis is up', async () => {
+  const server = await startThrowawayRedis();
+  throwaways.push(server);
+  await server.kill();
+  const { logger, lines } = captureLogger();
+  const store = await openRedisStore(server.url, { commandTimeout: 500, connectTimeout: 500, logger });
+  try {
+    assert.equal(await store.ping(), false);
+    await assert.rejects(store.claimOnce('late', 60_000), { code: 'STORE_UNAVAILABLE' });
+    assert.ok(lines.some((l) => l.level === 'error'));
+    await server.restart();
+    let up = false;
+    for (let i = 0; i < 100 && !up; i++) {
+      up = await store.ping();
+      if (!up) await sleep(100);
+    }
+    assert.equal(up, true, 'connected once Redis came up');
+    assert.equal(await store.claimOnce('late', 60_000), true);
+    assert.equal(await store.claimOnce('late', 60_000), false);
+  } finally {
+    await store.close();
+  }
+});
+
+test('scripts survive SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
+  const server = await startThrowawayRedis();
+  throwaways.push(server);
+  const store = await openRedisStore(server.url, { logger: captureLogger().logger });
+  const raw = new Redis(server.url);
+  try {
+    const rule = parseRateRule('5/1d');
+    assert.equal((await store.hit('k', rule)).count, 1);
+    assert.equal(await store.addPenalty('p', 1, 60_000), 1);
+    await raw.script('FLUSH');
+    assert.equal((await store.hit('k', rule)).count, 2);
+    assert.equal((await store.peek('k', rule)).count, 2);
+    assert.equal(await store.addPenalty('p', 1, 60_000), 2);
+  } finally {
+    await store.close();
+    await raw.quit();
+  }
+});
+
+test('two key prefixes are two separate stores', { skip }, async () => {
+  const a = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}a:`, logger: captureLogger().logger });
+  const b = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}b:`, logger: captureLogger().logger });
+  try {
+    assert.equal(await a.claimOnce('same', 60_000), true);
+    assert.equal(await b.claimOnce('same', 60_000), true);
+    assert.equal(await a.claimOnce('same', 60_000), false);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('createStateStore with a Redis URL opens the Redis store', { skip }, async () => {
+  const store = await createStateStore({
+    redisUrl: REDIS_URL, shmPath: '/nonexistent/never-created.shm', redisKeyPrefix: `${prefix}factory:`,
+    logger: captureLogger().logger,
+  });
+  try {
+    assert.equal(store.kind, 'redis');
+    assert.equal(await store.claimOnce('f', 1000), true);
+    assert.equal(await store.claimOnce('f', 1000), false);
+  } finally {
+    await store.close();
+  }
+});

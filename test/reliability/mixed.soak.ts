@@ -1,0 +1,198 @@
+// Battery item 11, the soak (`npm run test:soak`; SOAK_MINUTES, default 30): mixed traffic at 30% of
+// the service's maximum rate. The maximum is measured first (closed loop, 10 s): flows of a challenge,
+// solved, then verified. The soak then starts flows at 30% of that rate, open loop; each flow may add
+// a replay of its payload (10%), a server-side check of its server payload (10%), an HMAC-signed
+// GET /usage (2%), /.health (1%) or /.metrics (0.5%). Bounds: 0 errors (every answer the expected
+// one); RSS and open file descriptors of the primary and each worker flat (the last quarter's
+// highest within 20% / 16 descriptors of the second quarter's highest); shared-memory entries ≈
+// Σ rate × TTL of each kind of claim (within 15% + 50), sampled every 30 s.
+import assert from 'node:assert/strict';
+import { createHmac, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
+import { solveV2 } from '../helpers/pow-test-server.js';
+import { childPids, createTestKey, type Service, type TestKey } from '../helpers/service.js';
+import { ConnectionPool, report, sleep, startBatteryService, Tally } from './harness.js';
+import { outcomeOf } from './verify-load.js';
+
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
+const SHARE = 0.3;
+const CALIBRATION_MS = 10_000;
+const SAMPLE_EVERY_MS = Math.min(30_000, (MINUTES * 60_000) / 20);
+/** Short lifetimes so that the table reaches its steady state within the soak. */
+const CHALLENGE_TTL_MS = 60_000;
+const USED_CHALLENGES_TTL_MS = 60_000;
+/** Claims outlive their expiry by this much (src/pow/verify.ts, server-signature.ts). */
+const SKEW_MS = 60_000;
+/** A verified challenge's claim: its expiry plus the skew, at least CACHE_DURATION_USED_CHALLENGES. */
+const VERIFY_CLAIM_TTL_MS = Math.max(USED_CHALLENGES_TTL_MS, CHALLENGE_TTL_MS + SKEW_MS);
+const SERVER_PAYLOAD_TTL_MS = 20 * 60_000;
+const SALT_TTL_MS = 11 * 60_000;
+/** STATE_STORE_CAPACITY's default. */
+const CAPACITY = 4_194_304;
+
+let svc: Service;
+let key: TestKey;
+let pool: ConnectionPool;
+
+before(async () => {
+  svc = await startBatteryService({ WORKERS: '2', CACHE_DURATION_USED_CHALLENGES: `${USED_CHALLENGES_TTL_MS / 1000}s` });
+  key = await createTestKey(svc, { challengePolicy: { counterMin: 1, counterMax: 50, expiresInMs: CHALLENGE_TTL_MS } });
+  pool = new ConnectionPool(svc.port, 128);
+});
+
+after(async () => {
+  pool?.close();
+  await svc?.stop();
+});
+
+interface Sample {
+  atMin: number;
+  rssMb: Record<string, number>;
+  fds: Record<string, number>;
+  live: number;
+  expected: number;
+}
+
+test(`soak: ${MINUTES} min of mixed traffic at ${SHARE * 100}% of the maximum rate; no error, flat memory and descriptors, table ≈ rate × TTL`, async () => {
+  const tally = new Tally();
+  const errors: string[] = [];
+  const kinds = { verify: 0, server: 0, salt: 0 };
+
+  const flow = async (extras: boolean) => {
+    const ch = await pool.request('GET', `/v1/challenge?apiKey=${key.id}`);
+    if (ch.status !== 200) return fail(`challenge ${ch.status} ${ch.body.slice(0, 80)}`);
+    const { payload } = await solveV2(ch.body);
+    const body = JSON.stringify({ payload });
+    const v = await pool.request('POST', `/v1/verify?apiKey=${key.id}`, body);
+    const outcome = outcomeOf(v.status, v.body);
+    tally.add(`verify ${outcome}`);
+    if (outcome !== 'VERIFIED') return fail(`verify ${outcome}`);
+    kinds.verify++;
+    if (!extras) return;
+    const roll = Math.random();
+    if (roll < 0.10) {
+      const again = outcomeOf(...answer(await pool.request('POST', `/v1/verify?apiKey=${key.id}`, body)));
+      tally.add(`replay ${again}`);
+      if (again !== 'PAYLOAD_ALREADY_USED') fail(`replay ${again}`);
+    } else if (roll < 0.20) {
+      const server = (JSON.parse(v.body) as { payload: string }).payload;
+      const r = await pool.request('POST', '/challenge/verify', JSON.stringify({ payload: server }), { authorization: `Bearer ${key.secret}` });
+      tally.add(`server ${r.status}`);
+      kinds.server++;
+      if (r.status !== 200 || r.body !== '{"verified":true}') fail(`server check ${r.status} ${r.body}`);
+    } else if (roll < 0.22) {
+      const salt = `${Math.floor(Date.now() / 1000)}.${randomBytes(16).toString('base64url')}`;
+      const signature = createHmac('sha256', key.secret).update(`${salt}\nGET\n/usage\n`).digest('hex');
+      const r = await pool.request('GET', '/usage', undefined, { authorization: `Bearer ${key.id}`, 'x-hmac-signature': signature, 'x-hmac-signature-salt': salt });
+      tally.add(`usage ${r.status}`);
+      kinds.salt++;
+      if (r.status !== 200) fail(`usage ${r.status} ${r.body}`);
+    } else if (roll < 0.23) {
+      const r = await pool.request('GET', '/.health');
+      tally.add(`health ${r.status}`);
+      if (r.status !== 200) fail(`health ${r.status} ${r.body}`);
+    } else if (roll < 0.235) {
+      const r = await pool.request('GET', '/.metrics');
+      tally.add(`metrics ${r.status}`);
+      if (r.status !== 200) fail(`metrics ${r.status}`);
+    }
+  };
+  const fail = (what: string) => { if (errors.length < 50) errors.push(what); tally.add('ERROR'); };
+  const safe = (extras: boolean) => flow(extras).catch((err: Error) => fail(`socket: ${err.message}`));
+
+  // Calibration: as many flows as 64 closed loops complete.
+  let done = 0;
+  const calibrateUntil = performance.now() + CALIBRATION_MS;
+  await Promise.all(Array.from({ length: 64 }, async () => {
+    while (performance.now() < calibrateUntil) { await safe(false); done++; }
+  }));
+  const maxRate = done / (CALIBRATION_MS / 1000);
+  const rate = maxRate * SHARE;
+  assert.deepEqual(errors, [], 'no error at full rate');
+  await sleep(VERIFY_CLAIM_TTL_MS + 10_000); // the calibration's claims expire
+  kinds.verify = 0;
+  kinds.server = 0;
+  kinds.salt = 0;
+
+  const started = performance.now();
+  const end = started + MINUTES * 60_000;
+  const samples: Sample[] = [];
+  let inflight = 0;
+  let maxInflight = 0;
+  let ticks = 0;
+  const store = openSharedMemoryStore(`${svc.dataDir}/db/state.shm`, { capacity: CAPACITY });
+  try {
+    let nextSample = started + SAMPLE_EVERY_MS;
+    while (performance.now() < end) {
+      inflight++;
+      maxInflight = Math.max(maxInflight, inflight);
+      void safe(true).finally(() => { inflight--; });
+      ticks++;
+      const due = started + (ticks * 1000) / rate;
+      if (performance.now() >= nextSample) {
+        samples.push(await sample(svc, store, (performance.now() - started) / 60_000, kinds, performance.now() - started));
+        nextSample += SAMPLE_EVERY_MS;
+      }
+      await sleep(Math.max(0, due - performance.now()));
+    }
+    while (inflight > 0) await sleep(50);
+  } finally {
+    await store.close();
+  }
+
+  const quarter = Math.floor(samples.length / 4);
+  const second = samples.slice(quarter, 2 * quarter);
+  const last = samples.slice(-quarter);
+  const names = Object.keys(samples[0]!.rssMb);
+  const growth = names.map((n) => {
+    const before = Math.max(...second.map((s) => s.rssMb[n] ?? 0));
+    const after = Math.max(...last.map((s) => s.rssMb[n] ?? 0));
+    const fdBefore = Math.max(...second.map((s) => s.fds[n] ?? 0));
+    const fdAfter = Math.max(...last.map((s) => s.fds[n] ?? 0));
+    return { n, before, after, fdBefore, fdAfter };
+  });
+  const table = samples.map((s) => ({ atMin: s.atMin, live: s.live, expected: s.expected }));
+  const off = table.filter((t) => Math.abs(t.live - t.expected) > 0.15 * t.expected + 50);
+
+  report('soak', `${MINUTES} min at ${rate.toFixed(0)} flows/s (${SHARE * 100}% of ${maxRate.toFixed(0)}), ${ticks} flows, ` +
+    `most in flight ${maxInflight}; ${tally}; errors ${errors.length}; RSS MB (2nd quarter → last quarter) ` +
+    `${growth.map((g) => `${g.n} ${g.before.toFixed(0)}→${g.after.toFixed(0)}`).join(', ')}; fds ` +
+    `${growth.map((g) => `${g.n} ${g.fdBefore}→${g.fdAfter}`).join(', ')}; table live/expected ` +
+    `${table.filter((_, i) => i % Math.max(1, Math.floor(table.length / 6)) === 0 || i === table.length - 1).map((t) => `${t.atMin.toFixed(1)}m ${t.live}/${t.expected.toFixed(0)}`).join(', ')}`);
+
+  assert.deepEqual(errors, [], 'no error');
+  assert.ok(samples.length >= 8, `${samples.length} samples`);
+  for (const g of growth) {
+    assert.ok(g.after <= g.before * 1.2, `${g.n}: RSS ${g.before.toFixed(0)} → ${g.after.toFixed(0)} MB`);
+    assert.ok(g.fdAfter <= g.fdBefore + 16, `${g.n}: descriptors ${g.fdBefore} → ${g.fdAfter}`);
+  }
+  assert.deepEqual(off, [], 'the table holds about rate × TTL entries');
+});
+
+function answer(r: { status: number; body: string }): [number, string] {
+  return [r.status, r.body];
+}
+
+/** RSS and descriptors of the primary and each worker; live table entries against Σ rate × min(t, TTL). */
+async function sample(svc: Service, store: ReturnType<typeof openSharedMemoryStore>, atMin: number,
+  kinds: { verify: number; server: number; salt: number }, elapsedMs: number): Promise<Sample> {
+  const pids: Record<string, number> = { primary: svc.proc.pid! };
+  (await childPids(svc.proc.pid!)).forEach((p, i) => { pids[`worker${i + 1}`] = p; });
+  const rssMb: Record<string, number> = {};
+  const fds: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(pids)) {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    rssMb[name] = Number(m?.[1] ?? 0) / 1024;
+    fds[name] = readdirSync(`/proc/${pid}/fd`).length;
+  }
+  const seconds = elapsedMs / 1000;
+  const perSecond = (n: number) => n / seconds;
+  // Claims: verified challenges (expiry + skew, at least CACHE_DURATION_USED_CHALLENGES), server
+  // payloads (their 20 min + skew), HMAC salts (11 min); a handful of penalty and header entries.
+  const expected = perSecond(kinds.verify) * Math.min(seconds, VERIFY_CLAIM_TTL_MS / 1000) +
+    perSecond(kinds.server) * Math.min(seconds, (SERVER_PAYLOAD_TTL_MS + SKEW_MS) / 1000) +
+    perSecond(kinds.salt) * Math.min(seconds, SALT_TTL_MS / 1000);
+  return { atMin, rssMb, fds, live: store.occupancy().live, expected };
+}

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { ConfigError, describeConfig, loadConfig, resolveDataDir, VARIABLES } from '../../src/config.js';
+import { deriveSecret } from '../../src/secrets.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'palisade-config-'));
+  dirs.push(d);
+  return d;
+};
+after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+const load = (env: Record<string, string>, persistSecrets = true) =>
+  loadConfig({ env: { DATA_DIR: tempDir(), ...env }, persistSecrets, detectedCpus: 4 });
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    load(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return [...err.problems];
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('defaults follow the spec tables', () => {
+  const c = load({});
+  assert.equal(c.PORT, 8080);
+  assert.equal(c.FLOOD_RATE_LIMIT?.count, 100);
+  assert.equal(c.FLOOD_RATE_LIMIT?.windowMs, 60_000);
+  assert.equal(c.FLOOD_RATE_LIMIT_KEY, 'ip');
+  assert.equal(c.AUDIO_CHALLENGE_RATE_LIMIT?.blockMs, 600_000);
+  assert.equal(c.THREATS_PROBE_LIMIT?.expireMs, 48 * 3_600_000);
+  assert.equal(c.THREATS_BOT_LIMIT, null);
+  assert.equal(c.EML_BODY_LIMIT, 5 * 1024 * 1024);
+  assert.equal(c.POW_MAX_MEMORY, 128 * 1024 * 1024);
+  assert.equal(c.PENALTY_TTL, 1_800_000);
+  assert.equal(c.CACHE_DURATION_USED_CHALLENGES, 4 * 3_600_000);
+  assert.equal(c.CACHE_DURATION_API_KEYS, 10_000);
+  assert.equal(c.REDIS_COMMAND_TIMEOUT, 5000);
+  assert.equal(c.REDIS_CONNECT_TIMEOUT, 10_000);
+  assert.equal(c.REDIS_MAX_RETRIES, 2);
+  assert.equal(c.POSTGRES_IDLE_TIMEOUT, 10_000);
+  assert.equal(c.OTEL_EXPORTER_OTLP_TIMEOUT, 10_000);
+  assert.equal(c.PHISHING_LIST_SCHEDULE, '0 */12 * * *');
+  assert.equal(c.SNAPSHOTS_MAIN_SCHEDULE, null);
+  assert.equal(c.LOG_LEVEL, 'info');
+  assert.equal(c.ACCESS_LOG_ENABLED, true);
+  assert.equal(c.MONITORING_HTTP_CREDENTIALS, null);
+  assert.deepEqual(c.MONITORING_IP_WHITELIST.source, ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '127.0.0.1/32', '::1/128', 'fd00::/8', '100.64.0.0/10']);
+  assert.deepEqual(c.HIGH_RISK_COUNTRIES.slice(0, 3), ['by', 'cd', 'cf']);
+  assert.equal(c.DEFAULT_ACCOUNT_NAME, 'Default Account');
+  assert.equal(c.workers, 4);
+  assert.equal(c.powMaxThreads, 2);
+  assert.match(c.version, /^\d+\.\d+\.\d+/);
+});
+
+test('every parser through its variable', () => {
+  const c = load({
+    PORT: '9000', WORKERS: '0', PENALTY_TTL: '5m', REDIS_COMMAND_TIMEOUT: '250', EML_BODY_LIMIT: '1MB',
+    FLOOD_RATE_LIMIT: '10/5s(key=apiKey&block=1m)', FLOOD_RATE_LIMIT_KEY: 'device', ACCESS_LOG_ENABLED: '0',
+    X_FORWARDED_FOR_TRUSTED: '10.0.0.1, 192.168.0.0/16', PHISHING_LIST_SCHEDULE: '15 3 * * 1',
+    MONITORING_HTTP_CREDENTIALS: 'ops:pa:ss', APP_BASE_PATH: '/captcha/', CONTAINER_CPUS: '3', FLOOD_RATE_LIMIT_: 'x',
+  });
+  assert.equal(c.PORT, 9000);
+  assert.equal(c.workers, 0);
+  assert.equal(c.PENALTY_TTL, 300_000);
+  assert.equal(c.REDIS_COMMAND_TIMEOUT, 250);
+  assert.equal(c.EML_BODY_LIMIT, 1_048_576);
+  assert.deepEqual({ ...c.FLOOD_RATE_LIMIT }, { source: '10/5s(key=apiKey&block=1m)', count: 10, windowMs: 5000, key: 'apiKey', blockMs: 60_000, expireMs: 0 });
+  assert.equal(c.FLOOD_RATE_LIMIT_KEY, 'device');
+  assert.equal(c.ACCESS_LOG_ENABLED, false);
+  assert.equal(c.X_FORWARDED_FOR_TRUSTED.list.check('192.168.4.4', 'ipv4'), true);
+  assert.equal(c.PHISHING_LIST_SCHEDULE, '15 3 * * 1');
+  assert.deepEqual(c.MONITORING_HTTP_CREDENTIALS, { user: 'ops', password: 'pa:ss' });
+  assert.equal(c.APP_BASE_PATH, '/captcha');
+  assert.equal(c.powMaxThreads, 1);
+  assert.equal(c.FLOOD_RATE_LIMIT !== null, true);
+  assert.equal(load({ FLOOD_RATE_LIMIT: '' }).FLOOD_RATE_LIMIT, null);
+});
+
+test('NAME_FILE reads the value from a file; both set is a problem', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'secret'), 'x'.repeat(40) + '\n');
+  writeFileSync(join(dir, 'port'), '7070');
+  const c = load({ PALISADE_HMAC_SECRET_FILE: join(dir, 'secret'), PORT_FILE: join(dir, 'port') });
+  assert.equal(c.secrets.PALISADE_HMAC_SECRET, 'x'.repeat(40));
+  assert.equal(c.PORT, 7070);
+  const p = problems({ PORT: '1', PORT_FILE: join(dir, 'port'), JWT_SECRET_FILE: join(dir, 'missing') });
+  assert.equal(p.length, 2);
+  assert.match(p[0]!, /PORT and PORT_FILE are both set/);
+  assert.match(p[1]!, /JWT_SECRET_FILE: cannot read/);
+});
+
+test('all problems are reported together, secrets never echoed', () => {
+  const p = problems({
+    PORT: '99999', PENALTY_TTL: 'soon', FLOOD_RATE_LIMIT: '100 per minute', LOG_LEVEL: 'loud',
+    PALISADE_HMAC_SECRET: 'tooshort-secret', MONITORING_IP_WHITELIST: '10.0.0.0/40', PHISHING_LIST_SCHEDULE: '* * *',
+    MYSQL_URL: 'mysql://u:p@h/db', ACCESS_LOG_ENABLED: 'maybe',
+  });
+  assert.equal(p.length, 9);
+  for (const name of ['PORT', 'PENALTY_TTL', 'FLOOD_RATE_LIMIT', 'LOG_LEVEL', 'PALISADE_HMAC_SECRET', 'MONITORING_IP_WHITELIST', 'PHISHING_LIST_SCHEDULE', 'ACCESS_LOG_ENABLED']) {
+    assert.ok(p.some((x) => x.startsWith(`${name}:`)), `${name} reported`);
+  }
+  assert.ok(p.includes('not supported yet: MYSQL_URL (use POSTGRES_URL or the embedded database)'));
+  assert.ok(p.every((x) => !x.includes('tooshort-secret')), 'secret value not in the message');
+  const err = (() => { try { load({ PORT: 'x', WORKERS: 'y' }); } catch (e) { return e as Error; } })();
+  assert.match(err!.message, /Invalid configuration:\n {2}- PORT: .*\n {2}- WORKERS: /);
+});
+
+test('minimum secret lengths (24) are enforced', () => {
+  for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'EMBEDDED_DB_HMAC_SECRET', 'SECRET_SEED']) {
+    assert.match(problems({ [name]: 'a'.repeat(23) })[0]!, new RegExp(`^${name}: must be at least 24 characters`));
+    assert.doesNotThrow(() => load({ [name]: 'a'.repeat(24) }));
+  }
+});
+
+test('secrets are generated once, persisted 0600 and reused', () => {
+  const dir = tempDir();
+  const a = loadConfig({ env: { DATA_DIR: dir }, detectedCpus: 2 });
+  const file = join(dir, 'secrets.json');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  assert.equal(stored.PALISADE_HMAC_SECRET, a.secrets.PALISADE_HMAC_SECRET);
+  assert.ok(a.secrets.PALISADE_HMAC_SECRET.length >= 40);
+  assert.match(a.secrets.NODE_ID, /^[0-9a-f]{16}$/);
+  const b = loadConfig({ env: { DATA_DIR: dir }, persistSecrets: false, detectedCpus: 2 });
+  assert.deepEqual(b.secrets, a.secrets);
+  // A value in the environment wins and is not written to the file.
+  const c = loadConfig({ env: { DATA_DIR: dir, JWT_SECRET: 'j'.repeat(30) }, detectedCpus: 2 });
+  assert.equal(c.secrets.JWT_SECRET, 'j'.repeat(30));
+  assert.equal((JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>).JWT_SECRET, a.secrets.JWT_SECRET);
+  // A worker (no persisting) refuses to invent secrets nobody else knows.
+  assert.throws(() => loadConfig({ env: { DATA_DIR: tempDir() }, persistSecrets: false }), ConfigError);
+  // A corrupt file is reported, not silently replaced.
+  writeFileSync(file, '{not json');
+  assert.throws(() => loadConfig({ env: { DATA_DIR: dir } }), /not valid JSON/);
+});
+
+test('SECRET_SEED: two nodes with the same seed agree; a different seed differs', () => {
+  const seed = 's'.repeat(32);
+  const a = load({ SECRET_SEED: seed, NODE_NAME: 'a' });
+  const b = load({ SECRET_SEED: seed, NODE_NAME: 'b' });
+  for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'HASHING_SALT'] as const) {
+    assert.equal(a.secrets[name], b.secrets[name]);
+    assert.equal(a.secrets[name], deriveSecret(seed, name));
+  }
+  assert.notEqual(a.secrets.PALISADE_HMAC_SECRET, a.secrets.JWT_SECRET);
+  assert.notEqual(a.secrets.NODE_ID, b.secrets.NODE_ID);
+  const c = load({ SECRET_SEED: 't'.repeat(32) });
+  assert.notEqual(c.secrets.PALISADE_HMAC_SECRET, a.secrets.PALISADE_HMAC_SECRET);
+  // Known answer, so a change of derivation cannot slip by.
+  assert.equal(deriveSecret('correct horse battery staple!', 'PALISADE_HMAC_SECRET').length, 43);
+});
+
+test('DATA_DIR rule: explicit wins, else ./data outside a container', () => {
+  assert.equal(resolveDataDir('/srv/palisade'), '/srv/palisade');
+  assert.equal(resolveDataDir('rel', '/work'), '/work/rel');
+  const implicit = resolveDataDir('', '/work/x');
+  assert.ok(implicit === '/data' || implicit === '/work/x/data');
+});
+
+test('describeConfig hides secrets and every variable has documentation', () => {
+  const c = load({ MONITORING_HTTP_CREDENTIALS: 'a:b', REDIS_URL: 'redis://:pw@host:6379' });
+  const d = describeConfig(c);
+  assert.equal(d.MONITORING_HTTP_CREDENTIALS, '<set>');
+  assert.equal(d.REDIS_URL, '<set>');
+  assert.equal(d.PORT, 8080);
+  for (const [name, spec] of Object.entries(VARIABLES)) assert.ok(spec.doc.length > 5, `${name} documented`);
+});

@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { configurationMarkdown, errorsMarkdown, readmeWithConfiguration } from '../../scripts/gen-docs.js';
+import { ERRORS } from '../../src/errors.js';
+import { VARIABLES } from '../../src/config.js';
+
+const read = (p: string) => readFileSync(new URL(`../../../${p}`, import.meta.url), 'utf8');
+
+test('docs/errors.md lists exactly the catalogue (run `npm run docs` after changing src/errors.ts)', () => {
+  const doc = read('docs/errors.md');
+  assert.equal(doc, errorsMarkdown());
+  for (const [code, e] of Object.entries(ERRORS)) assert.match(doc, new RegExp(`\\| \`${code}\` \\| ${e.status} \\|`));
+});
+
+test('docs/configuration.md lists every variable with its default (run `npm run docs`)', () => {
+  const doc = read('docs/configuration.md');
+  assert.equal(doc, configurationMarkdown());
+  for (const name of Object.keys(VARIABLES)) assert.match(doc, new RegExp(`\\| \`${name}\` \\|`));
+});
+
+test('README configuration reference is the generated one and names every variable', () => {
+  const readme = read('README.md');
+  assert.equal(readme, readmeWithConfiguration(readme));
+  const missing = Object.keys(VARIABLES).filter((n) => !readme.includes(`| \`${n}\` |`));
+  assert.deepEqual(missing, []);
+});
