@@ -7,7 +7,7 @@ import type { Scenario } from '../scenarios/scenario.js';
 import { BENCH_ORIGIN, type KeyName } from './keys.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 import { runPaced } from './paced.js';
-import { prepareFeed, solvePayload, verifyBody } from './payloads.js';
+import { buildFeed, prepareFeed, solvePayload, verifyBody, type Feed } from './payloads.js';
 import type { Target } from './targets.js';
 
 export interface DriverContext {
@@ -63,16 +63,19 @@ export function createDriver(s: Scenario, target: Target, ctx: DriverContext, sa
     };
   }
   if (target.kind === 'L') {
-    let body: string | undefined;
+    // L gets its body through the same per-request feed as the others (a feed of one body, sent
+    // again and again): autocannon spends the same on building each request for every target, so
+    // the generator's share of the two cores is the same and ÷ L compares the servers alone.
+    let feed: Feed | undefined;
     return {
       wrk: null,
       async run(d, mode) {
-        if (body === undefined) {
+        if (feed === undefined) {
           if (!sampleFrom) throw new Error('L in a verify scenario needs a target to take a sample payload from');
           const res = await fetch(sampleFrom.server.url + paths(s, sampleFrom, ctx.keys).challenge, { headers: GET_HEADERS });
-          body = verifyBody(solvePayload(await res.text()));
+          feed = buildFeed([verifyBody(solvePayload(await res.text()))], true);
         }
-        return load({ method: 'POST', path: p.verify, headers: POST_HEADERS, body }, d, mode);
+        return load({ method: 'POST', path: p.verify, headers: POST_HEADERS, feed }, d, mode);
       },
     };
   }

@@ -113,7 +113,7 @@ function summarize(r: Result, feed: Feed | undefined): LoadResult {
     non2xx: r.non2xx,
     statusCodes,
   };
-  if (!feed) return out;
+  if (!feed || feed.repeat) return out;
   return { ...out, fed: { claimed: Atomics.load(new Int32Array(feed.next), 0), available: feed.count } };
 }
 

@@ -109,7 +109,7 @@ export async function runPaced(o: PacedOptions): Promise<LoadResult> {
   return {
     rps: round(ok / o.durationS), requests: latencies.length, durationS: round(durationS, 2),
     latency: percentiles(latencies), errors: errors + unsent, timeouts, non2xx, statusCodes,
-    ...(o.request.feed ? { fed: { claimed: sent, available: o.request.feed.count } } : {}),
+    ...(o.request.feed && !o.request.feed.repeat ? { fed: { claimed: sent, available: o.request.feed.count } } : {}),
   };
 }
 

@@ -13,6 +13,8 @@ export interface Feed {
   /** Int32Array(1): the next body to claim. */
   readonly next: SharedArrayBuffer;
   readonly count: number;
+  /** The last body is meant to be sent again and again (L's stand-in body), not a used-up feed. */
+  readonly repeat?: boolean;
 }
 
 interface ChallengeParameters {
@@ -54,7 +56,7 @@ export function verifyBody(payload: string): string {
   return `{"payload":"${payload}"}`;
 }
 
-export function buildFeed(bodies: readonly string[]): Feed {
+export function buildFeed(bodies: readonly string[], repeat = false): Feed {
   const offsets = new SharedArrayBuffer(4 * (bodies.length + 1));
   const off = new Int32Array(offsets);
   let total = 0;
@@ -66,7 +68,7 @@ export function buildFeed(bodies: readonly string[]): Feed {
   const data = new SharedArrayBuffer(total);
   const bytes = Buffer.from(data);
   for (let i = 0; i < bodies.length; i++) bytes.write(bodies[i]!, off[i]!, 'latin1');
-  return { data, offsets, next: new SharedArrayBuffer(4), count: bodies.length };
+  return { data, offsets, next: new SharedArrayBuffer(4), count: bodies.length, repeat };
 }
 
 /** Fetches `count` challenges from GET `url + path`, solves them and packs the request bodies. */
