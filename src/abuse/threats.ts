@@ -18,7 +18,7 @@
 // never touch the store.
 import type { Logger } from '../log.js';
 import type { RateRule } from '../parse.js';
-import { anonymizeIp } from '../pow/anonymize-ip.js';
+import { anonymizeIp } from '../ip.js';
 import { ipKey } from '../store/limit-key.js';
 import { checkRule, type StateStore } from '../store/state-store.js';
 import type { AbuseMetrics, MaliciousReason, ThreatKind } from './metrics.js';

@@ -3,6 +3,7 @@
 // True-Client-IP only when the request proves it came through our proxy with IP_HEADERS_SECRET.
 import { isIP } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
+import { compressIPv6 } from '../ip.js';
 import { type CidrList, ipMatches } from '../parse.js';
 
 /** Formats uWS's binary remote address (4 or 16 bytes) as text; IPv4-mapped IPv6 becomes IPv4. */
@@ -16,22 +17,6 @@ export function formatAddress(buf: ArrayBuffer): string {
   const groups: number[] = [];
   for (let i = 0; i < 16; i += 2) groups.push((b[i]! << 8) | b[i + 1]!);
   return compressIPv6(groups);
-}
-
-/** RFC 5952 text form: lower-case, leading zeros dropped, the longest run of ≥ 2 zero groups as `::`. */
-export function compressIPv6(groups: number[]): string {
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) { i++; continue; }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) { bestStart = i; bestLen = j - i; }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
 }
 
 export interface ClientIpOptions {
@@ -77,31 +62,4 @@ function secretEquals(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** IPv4 → /24, IPv6 → /48 (ANONYMIZE_IP_ADDRESS, ACCESS_LOG_ANONYMIZE_IP_ADDRESS). */
-export function anonymizeIp(ip: string): string {
-  const family = isIP(ip);
-  if (family === 4) return `${ip.slice(0, ip.lastIndexOf('.'))}.0`;
-  if (family !== 6) return ip;
-  const groups = expandIPv6(ip);
-  if (!groups) return ip;
-  return compressIPv6([groups[0]!, groups[1]!, groups[2]!, 0, 0, 0, 0, 0]);
-}
-
-/** Eight 16-bit groups of an IPv6 address (embedded IPv4 tail supported), or null. */
-export function expandIPv6(ip: string): number[] | null {
-  if (isIP(ip) !== 6) return null;
-  let text = ip;
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const o = v4[1]!.split('.').map(Number);
-    text = `${text.slice(0, -v4[1]!.length)}${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const h = head === '' ? [] : head.split(':');
-  const t = tail === undefined || tail === '' ? [] : tail.split(':');
-  const fill = tail === undefined ? [] : new Array<string>(8 - h.length - t.length).fill('0');
-  const all = [...h, ...fill, ...t].map((g) => parseInt(g, 16));
-  return all.length === 8 ? all : null;
 }

@@ -31,7 +31,7 @@ export interface ServerPayloadInput {
   readonly reasons?: readonly string[];
   /** Form fields the widget sent (name → value); their names and fieldsHash are signed. */
   readonly fields?: Readonly<Record<string, string>> | null;
-  /** Already anonymised when ANONYMIZE_IP_ADDRESS is on (anonymize-ip.ts). */
+  /** Already anonymised when ANONYMIZE_IP_ADDRESS is on (src/ip.ts). */
   readonly ipAddress?: string | null;
   readonly origin?: string | null;
   readonly challengeAlgorithm?: string;

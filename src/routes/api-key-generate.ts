@@ -11,7 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import { freeKeyExists } from '../db/api-keys.js';
 import { isUniqueViolation, type Sql } from '../db/client.js';
 import { errorBody, PalisadeError, type ErrorCode } from '../errors.js';
-import { anonymizeIp } from '../http/client-ip.js';
+import { anonymizeIp } from '../ip.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { createApiKey } from '../keys/api-keys.js';
 import { normalizeDnsHostname } from '../keys/hostnames.js';

@@ -5,7 +5,7 @@ import { PalisadeError } from '../errors.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
-import { anonymizeIp } from '../pow/anonymize-ip.js';
+import { anonymizeIp } from '../ip.js';
 import type { PreparedHmacKey } from '../pow/crypto.js';
 import { isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
 import type { PowSecrets } from '../pow/secrets.js';

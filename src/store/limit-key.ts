@@ -8,7 +8,7 @@
 // undefined or '') falls back to the ip key, so such requests are still limited per client.
 // The key does not name the rule: callers whose rules could count the same key (flood limit,
 // audio limit) prefix their own scope, e.g. 'audio|' + limitKey(rule, ctx).
-import { isIP } from 'node:net';
+import { ipv6Groups, isV4Mapped, v4Tail } from '../ip.js';
 import type { RateRule } from '../parse.js';
 
 export interface LimitKeyContext {
@@ -41,41 +41,6 @@ export function ipKey(ip: string): string {
   if (!ip.includes(':')) return `ip:${ip}`;
   const groups = ipv6Groups(ip);
   if (groups === null) return `ip:${ip}`;
-  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
-    const hi = groups[6]!;
-    const lo = groups[7]!;
-    return `ip:${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-  }
+  if (isV4Mapped(groups)) return `ip:${v4Tail(groups)}`;
   return `ip:${groups[0]!.toString(16)}:${groups[1]!.toString(16)}:${groups[2]!.toString(16)}:${groups[3]!.toString(16)}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address (zone index and brackets ignored), or null. */
-function ipv6Groups(text: string): number[] | null {
-  let s = text;
-  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
-  const zone = s.indexOf('%');
-  if (zone >= 0) s = s.slice(0, zone);
-  if (isIP(s) !== 6) return null;
-  const gap = s.indexOf('::');
-  const head = gap < 0 ? s : s.slice(0, gap);
-  const tail = gap < 0 ? '' : s.slice(gap + 2);
-  const front = head === '' ? [] : hextets(head);
-  const back = tail === '' ? [] : hextets(tail);
-  const zeros = 8 - front.length - back.length;
-  if (zeros < 0 || (gap < 0 && zeros !== 0)) return null;
-  return [...front, ...new Array<number>(zeros).fill(0), ...back];
-}
-
-/** Colon-separated groups; a dotted IPv4 tail (validated by isIP) becomes two groups. */
-function hextets(part: string): number[] {
-  const out: number[] = [];
-  for (const g of part.split(':')) {
-    if (g.includes('.')) {
-      const [a, b, c, d] = g.split('.').map(Number) as [number, number, number, number];
-      out.push((a << 8) | b, (c << 8) | d);
-    } else {
-      out.push(parseInt(g, 16));
-    }
-  }
-  return out;
 }

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestLogEntry } from '../db/request-logs.js';
 import type { ReferrerRow, UsageBatch, UsageCounterRow } from '../db/usage.js';
-import { anonymizeIp } from '../http/client-ip.js';
+import { anonymizeIp } from '../ip.js';
 import { createMonthClock } from './month.js';
 
 export type Classification = 'GOOD' | 'NEUTRAL' | 'BAD';

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { verifyFieldsHash, verifyServerSignature } from 'altcha-lib';
 import { verifyServerSignature as verifyServerSignatureV1 } from 'altcha-lib/v1';
-import { anonymizeIp } from '../../src/pow/anonymize-ip.js';
+import { anonymizeIp } from '../../src/ip.js';
 import {
   asServerPayload, classify, createServerPayload, parseVerificationData, prepareServerKey, verifyServerPayload,
   type ServerPayloadInput, type ServerSignatureAlgorithm,
@@ -143,8 +143,10 @@ test('anonymizeIp keeps the IPv4 /24 and the IPv6 /48', () => {
   assert.equal(anonymizeIp('2001:db8:abcd:12::1'), '2001:db8:abcd::');
   assert.equal(anonymizeIp('2001:0db8:00ab:ffff:1:2:3:4'), '2001:db8:ab::');
   assert.equal(anonymizeIp('::ffff:198.51.100.9'), '198.51.100.0');
-  assert.equal(anonymizeIp('::1'), '0:0:0::');
-  assert.equal(anonymizeIp('fe80::1%eth0'), 'fe80:0:0::');
-  assert.equal(anonymizeIp('64:ff9b::192.0.2.33'), '64:ff9b:0::');
+  assert.equal(anonymizeIp('::1'), '::');
+  assert.equal(anonymizeIp('fe80::1%eth0'), 'fe80::');
+  assert.equal(anonymizeIp('[2001:db8:1:2::3]'), '2001:db8:1::');
+  assert.equal(anonymizeIp('2001:db8:0:5::1'), '2001:db8::');
+  assert.equal(anonymizeIp('64:ff9b::192.0.2.33'), '64:ff9b::');
   assert.equal(anonymizeIp('not an ip'), 'not an ip');
 });
