@@ -42,15 +42,15 @@ export const HEADER_ENTROPY_DEFAULTS = Object.freeze({ maxEntries: 100, lruSize:
 
 export interface HeaderEntropy {
   /**
-   * Notes the request's header combination for its IP; resolves with the points added (0 or 1).
-   * Never rejects on store failures.
+   * Notes the request's header combination for its IP: the points added (0 or 1), at once (0) when
+   * this worker saw the combination within PENALTY_TTL, else once the store has counted it. Never
+   * rejects on store failures.
    */
-  observe(req: Pick<RequestContext, 'ip' | 'headers'>): Promise<number>;
+  observe(req: Pick<RequestContext, 'ip' | 'headers'>): number | Promise<number>;
   /** Entries in this worker's LRU. */
   readonly cached: number;
 }
 
-const NONE = Promise.resolve(0);
 const DAY_MS = 86_400_000;
 
 export function createHeaderEntropy(deps: HeaderEntropyDeps, options: HeaderEntropyOptions = {}): HeaderEntropy {
@@ -87,7 +87,7 @@ export function createHeaderEntropy(deps: HeaderEntropyDeps, options: HeaderEntr
       const entry = `${ipk}|${deps.deviceKeys.key(req.ip, req.headers)}`;
       const t = now();
       const until = seen.get(entry);
-      if (until !== undefined && until > t) return NONE;
+      if (until !== undefined && until > t) return 0;
       return count(req.ip, ipk, entry, t).catch((err: unknown) => {
         onStoreError(err, 'header_entropy');
         return 0;

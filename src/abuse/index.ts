@@ -107,8 +107,11 @@ export interface AbuseProtection {
   readonly beforeRoute: ((req: BeforeRouteRequest, exempt: boolean) => Reply | undefined | Promise<Reply | undefined>) | undefined;
   /** The key's own rate rule; rejects with RATE_LIMITED (retryAfter seconds). */
   checkKeyRateLimit(key: ApiKey, req: KeyRateRequest): Promise<void>;
-  /** Rejects with IP_BLOCKED for a malicious-marked IP; notes the header combination; resolves with the penalty. */
-  challengePenalty(req: Pick<RequestContext, 'ip' | 'headers'>): Promise<number>;
+  /**
+   * Throws (or rejects) with IP_BLOCKED for a malicious-marked IP; notes the header combination; the
+   * penalty. Synchronous with the shared-memory store for a header combination this worker knows.
+   */
+  challengePenalty(req: Pick<RequestContext, 'ip' | 'headers'>): number | Promise<number>;
   /** Rejects with IP_BLOCKED for a malicious-marked IP. */
   assertNotBlocked(ip: string): Promise<void>;
   /** Points within PENALTY_TTL plus mark raises. */
@@ -180,13 +183,22 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
   return {
     metrics, flood, threats, penalties, deviceKeys, headerEntropy, beforeRoute,
     checkKeyRateLimit: keyLimits.checkKeyRateLimit,
-    async challengePenalty(req) {
-      const [standing, points] = await Promise.all([
+    challengePenalty(req) {
+      const standing = threats.standingSync(req.ip);
+      if (standing !== undefined) {
+        // Shared memory: every read on this thread; only a new header combination waits for its count.
+        const observed = headerEntropy.observe(req);
+        if (standing.blocked) blocked();
+        if (typeof observed === 'number') return penalties.scoreSync(req.ip)! + standing.markPenalty;
+        return observed.then(() => penalties.score(req.ip)).then((points) => points + standing.markPenalty);
+      }
+      return Promise.all([
         threats.standing(req.ip),
-        headerEntropy.observe(req).then(() => penalties.score(req.ip)),
-      ]);
-      if (standing.blocked) blocked();
-      return points + standing.markPenalty;
+        Promise.resolve(headerEntropy.observe(req)).then(() => penalties.score(req.ip)),
+      ]).then(([s, points]) => {
+        if (s.blocked) blocked();
+        return points + s.markPenalty;
+      });
     },
     async assertNotBlocked(ip) {
       if (await threats.isBlocked(ip)) blocked();

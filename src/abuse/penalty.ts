@@ -33,6 +33,8 @@ export interface Penalties {
   penalize(ip: string, n: number, reason: PenaltyReason): Promise<number>;
   /** The IP's accumulated score without mark raises (0 when none, expired, or the store failed). */
   score(ip: string): Promise<number>;
+  /** score() on the calling thread when the store can answer so (StateStore.sync), else undefined. */
+  scoreSync(ip: string): number | undefined;
   /** Counts one failed verification; resolves with the count within PENALTY_TTL. */
   recordFailure(ip: string): Promise<number>;
   /** Failed verifications of the IP within PENALTY_TTL. */
@@ -63,6 +65,15 @@ export function createPenalties(deps: PenaltyDeps, options: PenaltyOptions = {})
     },
     score(ip) {
       return store.penalty(`pen|${ipKey(ip)}`).catch(readPenalty);
+    },
+    scoreSync(ip) {
+      const sync = store.sync;
+      if (sync === undefined) return undefined;
+      try {
+        return sync.penaltySync(`pen|${ipKey(ip)}`);
+      } catch (err) {
+        return readPenalty(err);
+      }
     },
     recordFailure(ip) {
       return store.addPenalty(`fail|${ipKey(ip)}`, 1, ttlMs).catch(readFailures);

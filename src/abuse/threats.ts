@@ -97,6 +97,8 @@ export interface Threats {
   isBlocked(ip: string): Promise<boolean>;
   /** Blocked and mark raise in one round of store reads. */
   standing(ip: string): Promise<Standing>;
+  /** standing() on the calling thread when the store can answer so (StateStore.sync), else undefined. */
+  standingSync(ip: string): Standing | undefined;
 }
 
 const CLEAN: Standing = Object.freeze({ blocked: false, markPenalty: 0 });
@@ -161,6 +163,17 @@ export function createThreats(deps: ThreatDeps, options: ThreatOptions = {}): Th
     return recordKind(ip, 'malicious');
   };
 
+  const standingOf = (marks: readonly boolean[]): Standing => {
+    let raise = 0;
+    let blocked = false;
+    for (let i = 0; i < active.length; i++) {
+      if (!marks[i]) continue;
+      raise += markPenalty[active[i]!];
+      if (active[i] === 'malicious') blocked = true;
+    }
+    return raise === 0 && !blocked ? CLEAN : { blocked, markPenalty: raise };
+  };
+
   return {
     enabled: active.length > 0,
     async recordProbe(ip) {
@@ -183,15 +196,21 @@ export function createThreats(deps: ThreatDeps, options: ThreatOptions = {}): Th
     },
     async standing(ip) {
       if (active.length === 0) return CLEAN;
-      const marks = await Promise.all(active.map((kind) => readMark(ip, kind)));
-      let raise = 0;
-      let blocked = false;
-      for (let i = 0; i < active.length; i++) {
-        if (!marks[i]) continue;
-        raise += markPenalty[active[i]!];
-        if (active[i] === 'malicious') blocked = true;
-      }
-      return raise === 0 && !blocked ? CLEAN : { blocked, markPenalty: raise };
+      return standingOf(await Promise.all(active.map((kind) => readMark(ip, kind))));
+    },
+    standingSync(ip) {
+      const sync = store.sync;
+      if (sync === undefined) return undefined;
+      if (active.length === 0) return CLEAN;
+      const ipk = ipKey(ip);
+      return standingOf(active.map((kind) => {
+        try {
+          return sync.penaltySync(`mark|${kind}|${ipk}`) > 0;
+        } catch (err) {
+          onStoreError(err, 'marks');
+          return false;
+        }
+      }));
     },
   };
 }

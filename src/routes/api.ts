@@ -68,10 +68,16 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     // Refuses IPs marked malicious, notes the header combination, and scales the work by the penalty.
     // A challenge request counts as one request of the key only once it is not refused, as in the
     // verify route, so a blocked client does not spend the key's plan.
-    penalty: async (req) => {
-      const penalty = await abuse.challengePenalty(req);
-      usage.countUsage(req.authorizedKey!, null, originOf(req));
-      return penalty;
+    penalty: (req) => {
+      const penalty = abuse.challengePenalty(req);
+      if (typeof penalty === 'number') {
+        usage.countUsage(req.authorizedKey!, null, originOf(req));
+        return penalty;
+      }
+      return penalty.then((p) => {
+        usage.countUsage(req.authorizedKey!, null, originOf(req));
+        return p;
+      });
     },
     onChallenge: () => metrics.challenges.inc(),
     pool: services.pool,

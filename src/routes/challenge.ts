@@ -14,8 +14,11 @@ export interface ChallengeRouteDeps {
   /** Resolves ?apiKey= and checks Origin/Referer against the key's hostnames; throws API_KEY_* / ORIGIN_NOT_ALLOWED. */
   readonly authorizeBrowser: (req: RequestContext) => ApiKey | Promise<ApiKey>;
   readonly secrets: PowSecrets;
-  /** The client's penalty score for adaptive difficulty (src/abuse: may refuse a blocked client); 0 when none. */
-  readonly penalty: (req: RequestContext) => Promise<number>;
+  /**
+   * The client's penalty score for adaptive difficulty (src/abuse: may refuse a blocked client); 0
+   * when none. A number when it could be had without waiting (the shared-memory store).
+   */
+  readonly penalty: (req: RequestContext) => number | Promise<number>;
   /** Counts palisade_api_challenges_total. */
   readonly onChallenge: () => void;
   /** Ready challenges for expensive deterministic policies; without it they are derived per request. */
@@ -55,7 +58,8 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
   return async (req: RequestContext): Promise<Reply> => {
     const key = await deps.authorizeBrowser(req);
     const params = parseChallengeParams(req.query);
-    const policy = scalePolicy(policyOf(key), await deps.penalty(req));
+    const penalty = deps.penalty(req);
+    const policy = scalePolicy(policyOf(key), typeof penalty === 'number' ? penalty : await penalty);
     const verifyUrl = verifyBase + encodeURIComponent(key.id);
     const ctx: ChallengeContext = { secrets: deps.secrets, apiKeyId: key.id, params, verifyUrl };
     let reply: Reply;

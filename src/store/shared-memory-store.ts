@@ -86,6 +86,11 @@ export class SharedMemoryStore implements StateStore {
     return this.#table.penalty(checkKey('key', key));
   }
 
+  /** Every read here is synchronous. */
+  get sync(): this {
+    return this;
+  }
+
   claimOnce(id: string, ttlMs: number): Promise<boolean> {
     try {
       return Promise.resolve(this.claimOnceSync(id, ttlMs));

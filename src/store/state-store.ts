@@ -37,6 +37,11 @@ export interface HitResult {
   readonly count: number;
 }
 
+/** StateStore.sync: reads that need no I/O. */
+export interface SyncReads {
+  penaltySync(key: string): number;
+}
+
 export interface StateStore {
   readonly kind: 'shared-memory' | 'redis';
   /**
@@ -57,6 +62,12 @@ export interface StateStore {
   addPenalty(key: string, n: number, ttlMs: number): Promise<number>;
   /** The current penalty of `key` (0 when none or expired). */
   penalty(key: string): Promise<number>;
+  /**
+   * The same reads on the calling thread, where the store can answer without I/O (the shared-memory
+   * store; absent for Redis). The hot paths use it to skip a Promise per read; they throw what the
+   * Promise would reject with.
+   */
+  readonly sync?: SyncReads;
   /** Is the store reachable now? (for /.ready and /.health) */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -81,7 +81,7 @@ test('beforeRoute: the flood limit answers 429 after 100; exempt monitoring call
 test('challengePenalty and assertNotBlocked: 403 IP_BLOCKED for a malicious mark, another IP unaffected', async () => {
   const { abuse, metrics } = setup();
   for (let i = 0; i < 11; i++) await abuse.recordMalicious('192.0.2.66', 'replayed');
-  await assert.rejects(abuse.challengePenalty({ ip: '192.0.2.66', headers: {} }), { code: 'IP_BLOCKED', statusCode: 403 });
+  await assert.rejects(async () => abuse.challengePenalty({ ip: '192.0.2.66', headers: {} }), { code: 'IP_BLOCKED', statusCode: 403 });
   await assert.rejects(abuse.assertNotBlocked('192.0.2.66'), { code: 'IP_BLOCKED' });
   assert.equal(await abuse.challengePenalty({ ip: '192.0.2.67', headers: {} }), 0);
   await abuse.assertNotBlocked('192.0.2.67');
