@@ -135,12 +135,19 @@ function straddles(results: readonly Res[], windowMs: number): boolean {
 }
 
 /** Runs `attempt` (with a fresh client each time) until its requests all fall in one window. */
-async function inOneWindow<T extends { results: readonly Res[] }>(windowMs: number, attempt: () => Promise<T>): Promise<T> {
+/**
+ * Runs `attempt` until its requests fall inside one window. The flood 429s of a discarded attempt
+ * were counted by the service all the same: they go into `tally` too, so the metric still matches.
+ */
+async function inOneWindow<T extends { results: readonly Res[] }>(
+  windowMs: number, attempt: () => Promise<T>, tally?: { flood: number },
+): Promise<T> {
   for (let i = 0; i < 4; i++) {
     // Short windows: start well inside one, so a retry is rarely needed.
     if (windowMs <= 10_000 && windowMs - (Date.now() % windowMs) < windowMs / 3) await sleep(windowMs - (Date.now() % windowMs) + SLACK_MS);
     const outcome = await attempt();
     if (!straddles(outcome.results, windowMs)) return outcome;
+    if (tally) tally.flood += count(outcome.results, 429);
   }
   throw new Error('four attempts in a row straddled a window boundary');
 }
@@ -295,7 +302,7 @@ async function floodAdmitsExactly100(svc: Service, keys: Keys, tally: { flood: n
     const { results, ip } = await inOneWindow(60_000, async () => {
       const ip = freshV4();
       return { ip, results: await burst(client, keys.cheap, 300, () => xff(ip)) };
-    });
+    }, tally);
     tally.flood += count(results, 429);
     assert.equal(count(results, 200), 100);
     assert.equal(count(results, 429), 200);
@@ -317,7 +324,7 @@ async function ipv6SharesPer64(svc: Service, keys: Keys, tally: { flood: number 
       const [, , g2, g3] = prefix.split(':');
       const spellings = [`${prefix}::1`, `${prefix}:ffff::9`, `2001:0DB8:${g2!.toUpperCase()}:${g3!.padStart(4, '0')}:0:0:0:7`];
       return { results: await burst(client, keys.cheap, 150, (i) => xff(spellings[i % 3]!)) };
-    });
+    }, tally);
     tally.flood += count(results, 429);
     assert.equal(count(results, 200), 100);
     assert.equal(count(results, 429), 50);
@@ -412,7 +419,7 @@ describe('abuse protection over HTTP', { concurrency: true }, () => {
           } finally {
             c.close();
           }
-        });
+        }, tally);
         tally.flood += count(results, 429);
         assert.equal(count(results, 200), 100);
         assert.equal(count(results, 429), 20);
@@ -618,7 +625,7 @@ describe('abuse protection over HTTP', { concurrency: true }, () => {
             for (let i = 0; i < 20; i++) live.push(await loop!.get('/.live'));
             const still = await loop!.get(challengePath(keys.cheap));
             return { results: [...spent, ...live, still] };
-          });
+          }, tally);
           tally.flood += count(results, 429);
           assert.deepEqual([count(results.slice(0, 101), 200), count(results.slice(0, 101), 429)], [100, 1]);
           assert.deepEqual(results.slice(101, 121).map((r) => r.status), Array(20).fill(200));
@@ -631,7 +638,7 @@ describe('abuse protection over HTTP', { concurrency: true }, () => {
         const { results } = await inOneWindow(60_000, async () => {
           const ip = `203.0.113.${1 + (++serial % 254)}`;
           return { results: await Promise.all(Array.from({ length: 120 }, () => client.get('/.live', xff(ip)))) };
-        });
+        }, tally);
         tally.flood += count(results, 429);
         assert.deepEqual([count(results, 403), count(results, 429)], [100, 20]);
         for (const r of results.filter((x) => x.status === 403)) assert.deepEqual(json(r), { error: 'MONITORING_FORBIDDEN', statusCode: 403 });
@@ -698,7 +705,7 @@ describe('abuse protection over HTTP', { concurrency: true }, () => {
       const results: Res[] = [];
       for (let i = 0; i < 6; i++) results.push(await c.get(challengePath(keys.cheap), headersOf(i)));
       return { c, results };
-    });
+    }, tally);
 
     before(async () => {
       svc = await startCluster({
