@@ -63,10 +63,6 @@ export interface FloodGuard {
 const SCOPE = 'flood|';
 const DISABLED: FloodGuard = Object.freeze({ enabled: false, key: 'ip' as RateRuleKey, check: () => undefined });
 
-interface SyncHitStore {
-  hitSync(limitKey: string, rule: RateRule): HitResult;
-}
-
 export function createFloodGuard(deps: FloodGuardDeps, options: FloodGuardOptions = {}): FloodGuard {
   const rule = deps.rule;
   if (rule === null) return DISABLED;
@@ -89,7 +85,7 @@ export function createFloodGuard(deps: FloodGuardDeps, options: FloodGuardOption
     return undefined;
   };
 
-  const sync = typeof (store as Partial<SyncHitStore>).hitSync === 'function' ? (store as unknown as SyncHitStore) : null;
+  const sync = store.sync;
   const check = sync
     ? (req: FloodRequest, exempt: boolean): Reply | undefined => {
       if (exempt) return undefined;

@@ -106,7 +106,7 @@ export interface AbuseProtection {
   /** For HttpServerOptions.beforeRoute; undefined when neither the flood limit nor threat detection is on. */
   readonly beforeRoute: ((req: BeforeRouteRequest, exempt: boolean) => Reply | undefined | Promise<Reply | undefined>) | undefined;
   /** The key's own rate rule; rejects with RATE_LIMITED (retryAfter seconds). */
-  checkKeyRateLimit(key: ApiKey, req: KeyRateRequest): Promise<void>;
+  checkKeyRateLimit(key: ApiKey, req: KeyRateRequest): void | Promise<void>;
   /**
    * Throws (or rejects) with IP_BLOCKED for a malicious-marked IP; notes the header combination; the
    * penalty. Synchronous with the shared-memory store for a header combination this worker knows.

@@ -35,8 +35,11 @@ export interface KeyRateLimitOptions extends StoreFailureOptions {
 export const KEY_RATE_LIMIT_DEFAULTS = Object.freeze({ maxCachedRules: 10_000 });
 
 export interface KeyRateLimiter {
-  /** Resolves when the request may go on; rejects with PalisadeError RATE_LIMITED (retryAfter in seconds). */
-  checkKeyRateLimit(key: ApiKey, req: KeyRateRequest): Promise<void>;
+  /**
+   * Nothing (at once) for a key without a rate rule; else resolves when the request may go on and
+   * rejects with PalisadeError RATE_LIMITED (retryAfter in seconds).
+   */
+  checkKeyRateLimit(key: ApiKey, req: KeyRateRequest): void | Promise<void>;
   /** Parsed rules currently cached. */
   readonly cachedRules: number;
 }
@@ -46,7 +49,6 @@ interface CachedRule {
   readonly rule: RateRule | null;
 }
 
-const DONE = Promise.resolve();
 
 export function createKeyRateLimiter(deps: KeyRateLimitDeps, options: KeyRateLimitOptions = {}): KeyRateLimiter {
   const maxRules = options.maxCachedRules ?? KEY_RATE_LIMIT_DEFAULTS.maxCachedRules;
@@ -71,9 +73,9 @@ export function createKeyRateLimiter(deps: KeyRateLimitDeps, options: KeyRateLim
   return {
     checkKeyRateLimit(key, req) {
       const text = key.rateLimit;
-      if (text === null || text === undefined || text.trim() === '') return DONE;
+      if (text === null || text === undefined || text.trim() === '') return;
       const rule = ruleOf(key, text);
-      if (rule === null) return DONE;
+      if (rule === null) return;
       return deps.store.hit(limitKeyOf(rule, key, req, deps.deviceKeys), rule).then((result) => {
         if (result.allowed) return;
         deps.metrics.rateLimited('api_key');

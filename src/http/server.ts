@@ -203,8 +203,44 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
       // Awaited later unless a pre-route reply wins; never an unhandled rejection.
       body.catch(() => {});
     }
+    if (body === null && route?.handler !== undefined && route.stream === undefined && route.options.monitoring !== true) {
+      return answerNow(res, p, req, route, exempt);
+    }
     void dispatch(res, p, req, route, exempt, body);
   });
+
+  /**
+   * A request without a body to a plain route. When the pre-route hook and the handler answer
+   * without waiting (the shared-memory store, a cached key), the reply is written inside the uWS
+   * callback itself: no Promise and no later cork. Whatever does wait goes on as a Promise.
+   */
+  const answerNow = (res: uWS.HttpResponse, p: Pending, req: Request, route: Route, exempt: boolean) => {
+    let early: Reply | undefined | Promise<Reply | undefined>;
+    try {
+      early = options.beforeRoute?.(req, exempt);
+    } catch (err) {
+      return fail(res, p, req, route, err);
+    }
+    if (early instanceof Promise) {
+      early.then((e) => (e ? respond(res, p, req, route, e) : handle(res, p, req, route)), (err: unknown) => fail(res, p, req, route, err));
+    } else if (early) {
+      respond(res, p, req, route, early);
+    } else {
+      handle(res, p, req, route);
+    }
+  };
+
+  const handle = (res: uWS.HttpResponse, p: Pending, req: Request, route: Route) => {
+    if (p.aborted) return;
+    let reply: Reply | Promise<Reply>;
+    try {
+      reply = route.handler!(req);
+    } catch (err) {
+      return fail(res, p, req, route, err);
+    }
+    if (reply instanceof Promise) reply.then((r) => respond(res, p, req, route, r), (err: unknown) => fail(res, p, req, route, err));
+    else respond(res, p, req, route, reply);
+  };
 
   const preflight = (res: uWS.HttpResponse, p: Pending, req: Request) => {
     const origin = req.headers.origin ?? '';

@@ -28,13 +28,19 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * `?apiKey=` names an enabled key, and the origin is allowed for it. Throws API_KEY_REQUIRED,
- * API_KEY_INVALID or ORIGIN_NOT_ALLOWED.
+ * API_KEY_INVALID or ORIGIN_NOT_ALLOWED (synchronously, or as a rejection once the key had to be
+ * loaded). The key itself when this process's cached copy is fresh, else a Promise of it.
  */
-export async function authorizeBrowser(req: RequestContext, cache: KeyCache): Promise<ApiKey> {
+export function authorizeBrowser(req: RequestContext, cache: KeyCache): ApiKey | Promise<ApiKey> {
   const id = req.query.get('apiKey');
   if (id === null || id === '') throw new PalisadeError('API_KEY_REQUIRED');
   if (!isKeyId(id)) throw new PalisadeError('API_KEY_INVALID');
-  const key = await cache.getKey(id);
+  const cached = cache.peekKey(id);
+  if (cached !== undefined) return allowedForBrowser(req, cached);
+  return cache.getKey(id).then((key) => allowedForBrowser(req, key));
+}
+
+function allowedForBrowser(req: RequestContext, key: ApiKey | null): ApiKey {
   if (key === null || !key.enabled) throw new PalisadeError('API_KEY_INVALID');
   if (key.hostnames.length > 0) {
     const origin = requestOrigin(req.headers);
@@ -109,11 +115,15 @@ export interface AccountRequestCounter {
  * `checkPlanLimit(key)`: throws PLAN_LIMIT_EXCEEDED (429) once the key's account has used its
  * plan's monthly requests. Keys without a limit pass without a lookup.
  */
-export function createPlanLimitCheck(counter: AccountRequestCounter): (key: ApiKey) => Promise<void> {
-  return async (key) => {
+export function createPlanLimitCheck(counter: AccountRequestCounter): (key: ApiKey) => void | Promise<void> {
+  return (key) => {
     const limit = key.requestLimit;
+    // Unlimited plans (the default) cost nothing, not even a Promise.
     if (limit === undefined || limit === null) return;
-    const used = await counter.requests(key.accountId, counter.currentMonth());
-    if (used >= limit) throw new PalisadeError('PLAN_LIMIT_EXCEEDED');
+    const over = (used: number) => {
+      if (used >= limit) throw new PalisadeError('PLAN_LIMIT_EXCEEDED');
+    };
+    const used = counter.requests(key.accountId, counter.currentMonth());
+    return typeof used === 'number' ? over(used) : used.then(over);
   };
 }

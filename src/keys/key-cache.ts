@@ -44,6 +44,8 @@ export interface KeyLoader {
 export interface KeyCache {
   /** The key, or null when there is none. Rejects with DATABASE_UNAVAILABLE when it cannot tell. */
   getKey(id: string): Promise<ApiKey | null>;
+  /** getKey() without waiting: the key (or null) while this process's copy is fresh, else undefined. */
+  peekKey(id: string): ApiKey | null | undefined;
   /** The key whose secret is `secret` (compared in constant time with the derived one), or null. */
   getKeyBySecret(secret: string): Promise<ApiKey | null>;
   /** Forget `id` in this process (after a local change). */
@@ -72,6 +74,10 @@ export function createKeyCache(loader: KeyLoader, secrets: KeySecrets, options: 
       if (typeof id !== 'string' || !isKeyId(id)) return Promise.resolve(null);
       return keys.get(id);
     },
+    peekKey(id) {
+      if (typeof id !== 'string' || !isKeyId(id)) return null;
+      return keys.peek(id);
+    },
     async getKeyBySecret(secret) {
       if (typeof secret !== 'string' || !isSecret(secret)) return null;
       const id = await hashes.get(secrets.hash(secret));
@@ -95,6 +101,8 @@ export function createKeyCache(loader: KeyLoader, secrets: KeySecrets, options: 
 
 interface TtlMap<V> {
   get(id: string): Promise<V>;
+  /** The value while fresh, else undefined (no load started). */
+  peek(id: string): V | undefined;
   delete(id: string): void;
   clear(): void;
   readonly size: number;
@@ -145,6 +153,10 @@ function createTtlMap<V>(
       const e = entries.get(id);
       if (e !== undefined && now() < e.expiresAt) return Promise.resolve(e.value);
       return refresh(id);
+    },
+    peek(id) {
+      const e = entries.get(id);
+      return e !== undefined && now() < e.expiresAt ? e.value : undefined;
     },
     delete(id) {
       entries.delete(id);

@@ -23,27 +23,28 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   const claimOnce = (id: string, ttlMs: number) => store.claimOnce(id, ttlMs);
   const planLimit = createPlanLimitCheck(services.accountUsage);
   const penalty = (ip: string) => abuse.penaltyFor(ip);
-  // After authentication: plan limit, then the key's own rate rule.
-  const guard = async (key: ApiKey, req: RequestContext) => {
+  // After authentication: plan limit, then the key's own rate rule. The key itself, without a
+  // Promise, when neither has anything to wait for (an unlimited plan, no rule of its own).
+  const guard = (key: ApiKey, req: RequestContext): ApiKey | Promise<ApiKey> => {
     req.authorizedKey = key;
-    await planLimit(key);
-    await abuse.checkKeyRateLimit(key, req);
+    const plan = planLimit(key);
+    if (plan !== undefined) return plan.then(() => abuse.checkKeyRateLimit(key, req)).then(() => key);
+    const rate = abuse.checkKeyRateLimit(key, req);
+    return rate === undefined ? key : rate.then(() => key);
   };
-  const browser = async (req: RequestContext) => {
-    const key = await authorizeBrowser(req, keys);
-    await guard(key, req);
-    return key;
+  const browser = (req: RequestContext): ApiKey | Promise<ApiKey> => {
+    const key = authorizeBrowser(req, keys);
+    return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
   };
   // Verification refuses IPs marked malicious before spending any work on them.
   const verifier = async (req: RequestContext) => {
     await abuse.assertNotBlocked(req.ip);
-    return browser(req);
+    return await browser(req);
   };
   const server = async (req: RequestContext) => {
     try {
       const key = await authorizeServer(req, keys, claimOnce, { basePath: config.APP_BASE_PATH });
-      await guard(key, req);
-      return key;
+      return await guard(key, req);
     } catch (err) {
       // Forged signatures and replayed salts count against the caller's IP.
       if (isPalisadeError(err)) void abuse.verificationFailed(req.ip, err.code);

@@ -4,6 +4,7 @@ import type { Handler, RequestContext, Reply } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
 import {
   createChallengeV1, deriveChallenge, deriveChallengeSync, parseChallengeParams, signChallenge, type ChallengeContext,
+  type DerivedChallenge,
 } from '../pow/challenge.js';
 import { isExpensive } from '../pow/derive.js';
 import { resolvePolicy, scalePolicy, type ChallengePolicy, type PolicyLimits } from '../pow/policy.js';
@@ -55,17 +56,16 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
     return policy;
   }
 
-  return async (req: RequestContext): Promise<Reply> => {
-    const key = await deps.authorizeBrowser(req);
-    const params = parseChallengeParams(req.query);
-    const penalty = deps.penalty(req);
-    const policy = scalePolicy(policyOf(key), typeof penalty === 'number' ? penalty : await penalty);
+  // Synchronous from start to end when every step can be (a cached key, the shared-memory store, a
+  // cheap policy): the reply is written in the same uWS callback, with no Promise at all.
+  const issue = (key: ApiKey, params: ChallengeContext['params'], penalty: number): Reply | Promise<Reply> => {
+    const policy = scalePolicy(policyOf(key), penalty);
     const verifyUrl = verifyBase + encodeURIComponent(key.id);
     const ctx: ChallengeContext = { secrets: deps.secrets, apiKeyId: key.id, params, verifyUrl };
-    let reply: Reply;
     if (policy.version === 1) {
+      deps.onChallenge();
       // v1 JSON has no `configuration`; the widget reads verifyUrl from this header instead.
-      reply = {
+      return {
         status: 200,
         headers: {
           ...HEADERS,
@@ -74,15 +74,30 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
         },
         body: createChallengeV1(policy, ctx),
       };
-    } else {
-      // Probabilistic and cheap deterministic challenges are made inline; expensive ones come
-      // from the pool (or, without one, are derived off the event loop per request).
-      const derived = policy.mode === 'probabilistic' || !isExpensive(policy)
-        ? deriveChallengeSync(policy, deps.secrets)
-        : deps.pool && isPooled(policy) ? await deps.pool.take(policy) : await deriveChallenge(policy, deps.secrets);
-      reply = { status: 200, headers: HEADERS, body: signChallenge(policy, derived, ctx) };
     }
+    // Probabilistic and cheap deterministic challenges are made inline; expensive ones come from
+    // the pool (or, without one, are derived off the event loop per request).
+    if (policy.mode === 'probabilistic' || !isExpensive(policy)) {
+      return signed(policy, deriveChallengeSync(policy, deps.secrets), ctx);
+    }
+    const derived = deps.pool && isPooled(policy) ? deps.pool.take(policy) : deriveChallenge(policy, deps.secrets);
+    return derived.then((d) => signed(policy, d, ctx));
+  };
+
+  const signed = (policy: ChallengePolicy, derived: DerivedChallenge, ctx: ChallengeContext): Reply => {
     deps.onChallenge();
-    return reply;
+    return { status: 200, headers: HEADERS, body: signChallenge(policy, derived, ctx) };
+  };
+
+  const withKey = (req: RequestContext, key: ApiKey): Reply | Promise<Reply> => {
+    // Parameters are checked before the penalty counts the request.
+    const params = parseChallengeParams(req.query);
+    const penalty = deps.penalty(req);
+    return typeof penalty === 'number' ? issue(key, params, penalty) : penalty.then((p) => issue(key, params, p));
+  };
+
+  return (req: RequestContext): Reply | Promise<Reply> => {
+    const key = deps.authorizeBrowser(req);
+    return key instanceof Promise ? key.then((k) => withKey(req, k)) : withKey(req, key);
   };
 }

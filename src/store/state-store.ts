@@ -37,8 +37,9 @@ export interface HitResult {
   readonly count: number;
 }
 
-/** StateStore.sync: reads that need no I/O. */
-export interface SyncReads {
+/** StateStore.sync: the operations the hot paths use, for a store that needs no I/O for them. */
+export interface SyncStateStore {
+  hitSync(limitKey: string, rule: RateRule): HitResult;
   penaltySync(key: string): number;
 }
 
@@ -63,11 +64,11 @@ export interface StateStore {
   /** The current penalty of `key` (0 when none or expired). */
   penalty(key: string): Promise<number>;
   /**
-   * The same reads on the calling thread, where the store can answer without I/O (the shared-memory
-   * store; absent for Redis). The hot paths use it to skip a Promise per read; they throw what the
-   * Promise would reject with.
+   * The same operations on the calling thread, where the store can answer without I/O (the
+   * shared-memory store; absent for Redis). The hot paths use it to skip a Promise per call; the
+   * methods throw what the Promise would reject with.
    */
-  readonly sync?: SyncReads;
+  readonly sync?: SyncStateStore;
   /** Is the store reachable now? (for /.ready and /.health) */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -180,7 +180,7 @@ test('an error that is not a store failure is a bug: it propagates', async () =>
   await assert.rejects(Promise.resolve(guard.check(req('192.0.2.1'), false)), TypeError);
 });
 
-test('a store with hitSync (shared memory) is checked synchronously: no Promise on the hot path', () => {
+test('a store with StateStore.sync (shared memory) is checked synchronously: no Promise on the hot path', () => {
   const { guard } = setupSync(parseRateRule('2/1m'));
   const a = guard.check(req('192.0.2.1'), false);
   const b = guard.check(req('192.0.2.1'), false);
@@ -216,11 +216,14 @@ function setupSync(rule: RateRule) {
   // What SharedMemoryStore offers: the same hit, synchronously.
   const windows = new Map<string, number>();
   const sync = Object.assign(store, {
-    hitSync(key: string, r: RateRule): HitResult {
-      const count = (windows.get(key) ?? 0) + 1;
-      windows.set(key, count);
-      const allowed = count <= r.count;
-      return { allowed, remaining: allowed ? r.count - count : 0, resetMs: 30_000, blockedUntil: 0, count };
+    sync: {
+      hitSync(key: string, r: RateRule): HitResult {
+        const count = (windows.get(key) ?? 0) + 1;
+        windows.set(key, count);
+        const allowed = count <= r.count;
+        return { allowed, remaining: allowed ? r.count - count : 0, resetMs: 30_000, blockedUntil: 0, count };
+      },
+      penaltySync: () => 0,
     },
   });
   const { logger } = captureLogger();

@@ -55,7 +55,7 @@ test('3/1m: three per client IP of the key, then RATE_LIMITED with retryAfter se
   const key = apiKey('key_A', '3/1m');
   clock.now = T0 + 20_000;
   assert.equal(await passes(limiter, key, '192.0.2.1', 3), 3);
-  await assert.rejects(limiter.checkKeyRateLimit(key, { ip: '192.0.2.1', headers: {} }), (err: unknown) => {
+  await assert.rejects(async () => limiter.checkKeyRateLimit(key, { ip: '192.0.2.1', headers: {} }), (err: unknown) => {
     const e = err as { code: string; statusCode: number; retryAfter: number };
     assert.deepEqual([e.code, e.statusCode, e.retryAfter], ['RATE_LIMITED', 429, 40]);
     return true;
@@ -87,7 +87,7 @@ test('block holds a key past the window', async () => {
   const key = apiKey('key_B', '1/1s(block=30s)');
   assert.equal(await passes(limiter, key, '192.0.2.1', 2), 1);
   clock.now = T0 + 10_000;
-  await assert.rejects(limiter.checkKeyRateLimit(key, { ip: '192.0.2.1', headers: {} }), { code: 'RATE_LIMITED', retryAfter: 20 });
+  await assert.rejects(async () => limiter.checkKeyRateLimit(key, { ip: '192.0.2.1', headers: {} }), { code: 'RATE_LIMITED', retryAfter: 20 });
   clock.now = T0 + 30_000;
   assert.equal(await passes(limiter, key, '192.0.2.1', 1), 1);
 });

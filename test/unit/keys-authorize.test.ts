@@ -24,7 +24,7 @@ const cache = createKeyCache({
   idBySecretHash: async (h) => [...keys.values()].find((k) => secrets.hash(k.secret) === h)?.id ?? null,
 }, secrets);
 
-const browser = (query: string, headers: Record<string, string> = {}) =>
+const browser = async (query: string, headers: Record<string, string> = {}) =>
   authorizeBrowser(fakeRequest({ path: '/v1/challenge', query, headers }), cache);
 
 test('browser: ?apiKey= is required, must be well formed, known and enabled', async () => {
@@ -183,11 +183,11 @@ test('plan limit: refused with PLAN_LIMIT_EXCEEDED once the account used its mon
   used = 99;
   await check(limited);
   used = 100;
-  await assert.rejects(check(limited), { code: 'PLAN_LIMIT_EXCEEDED', statusCode: 429 });
+  await assert.rejects(async () => check(limited), { code: 'PLAN_LIMIT_EXCEEDED', statusCode: 429 });
   await check(mk('key_UNLUNLUNLUNLUNLUNLUNLUNL', [], true, null));
   await check(OPEN);
   assert.deepEqual(months, ['acc_1/2024-05', 'acc_1/2024-05']);
   const zero = mk('key_ZEROZEROZEROZEROZEROZERO', [], true, 0);
   used = 0;
-  await assert.rejects(check(zero), { code: 'PLAN_LIMIT_EXCEEDED' });
+  await assert.rejects(async () => check(zero), { code: 'PLAN_LIMIT_EXCEEDED' });
 });

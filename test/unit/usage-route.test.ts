@@ -108,7 +108,7 @@ test('plan limit: durable (cached) plus buffered requests of the account', async
   for (let i = 0; i < 7; i++) buffer.countUsage(sibling, null, null);
   await check(key);
   buffer.countUsage(sibling, null, null);
-  await assert.rejects(check(key), { code: 'PLAN_LIMIT_EXCEEDED' });
+  await assert.rejects(async () => check(key), { code: 'PLAN_LIMIT_EXCEEDED' });
   await check(sibling);
   assert.equal(reads, 1, 'the durable count is cached');
   now = 1000;
