@@ -7,7 +7,8 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freshPgliteDataDir } from '../helpers/db.js';
 import { solveV2 } from '../helpers/pow-test-server.js';
-import { startService, type Service } from '../helpers/service.js';
+import { startThrowawayRedis, type ThrowawayRedis, type ThrowawayRedisOptions } from '../helpers/redis-server.js';
+import { createTestKey, startService, type Service, type TestKey } from '../helpers/service.js';
 
 export { sleep };
 
@@ -312,6 +313,35 @@ export async function startBatteryService(env: Record<string, string>, dataDir?:
       }
     },
   });
+}
+
+/** Battery items 2 and 3: a test-owned Redis, a two-worker service on it, a key with cheap challenges, a pool. */
+export interface RedisBattery {
+  readonly redis: ThrowawayRedis;
+  readonly svc: Service;
+  readonly key: TestKey;
+  readonly pool: ConnectionPool;
+}
+
+export async function startRedisBattery(commandTimeoutMs: number, redisOptions: ThrowawayRedisOptions = {}): Promise<RedisBattery> {
+  const redis = await startThrowawayRedis([], redisOptions);
+  try {
+    const svc = await startBatteryService({
+      WORKERS: '2', REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT: String(commandTimeoutMs), LOG_LEVEL: 'info',
+    });
+    const key = await createTestKey(svc, { challengePolicy: { counterMin: 1, counterMax: 50 } });
+    return { redis, svc, key, pool: new ConnectionPool(svc.port, 96) };
+  } catch (err) {
+    await redis.stop();
+    throw err;
+  }
+}
+
+/** Stops what startRedisBattery started (whatever part of it exists). */
+export async function stopRedisBattery(b: Partial<RedisBattery>): Promise<void> {
+  b.pool?.close();
+  await b.svc?.stop();
+  await b.redis?.stop();
 }
 
 export interface AccessLine {

@@ -12,9 +12,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startThrowawayRedis, type ThrowawayRedis } from '../helpers/redis-server.js';
-import { createTestKey, type Service, type TestKey } from '../helpers/service.js';
+import type { Service, TestKey } from '../helpers/service.js';
 import {
-  awaitAccessLines, ConnectionPool, HttpConnection, percentile, report, sleep, solvePayloads, startBatteryService, waitFor,
+  awaitAccessLines, ConnectionPool, HttpConnection, percentile, report, sleep, solvePayloads, startBatteryService, startRedisBattery,
+  stopRedisBattery, waitFor,
 } from './harness.js';
 import { runVerifyLoad, summarizeOutages } from './verify-load.js';
 
@@ -30,19 +31,10 @@ let key: TestKey;
 let pool: ConnectionPool;
 
 before(async () => {
-  redis = await startThrowawayRedis([], { persistent: true });
-  svc = await startBatteryService({
-    WORKERS: '2', REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT: String(COMMAND_TIMEOUT_MS), LOG_LEVEL: 'info',
-  });
-  key = await createTestKey(svc, { challengePolicy: { counterMin: 1, counterMax: 50 } });
-  pool = new ConnectionPool(svc.port, 96);
+  ({ redis, svc, key, pool } = await startRedisBattery(COMMAND_TIMEOUT_MS, { persistent: true }));
 });
 
-after(async () => {
-  pool?.close();
-  await svc?.stop();
-  await redis?.stop();
-});
+after(() => stopRedisBattery({ redis, svc, pool }));
 
 test('redis killed and restarted: no replay accepted, every request answered in time, /.ready follows, recovery within 5 s', async () => {
   const payloads = await solvePayloads(pool, key.id, RATE * 14);

@@ -12,9 +12,12 @@ import { deriveChallengeSync, signChallenge } from '../../src/pow/challenge.js';
 import { resolvePolicy } from '../../src/pow/policy.js';
 import { preparePowSecrets } from '../../src/pow/secrets.js';
 import { solveV2 } from '../helpers/pow-test-server.js';
-import { startHungRedis, startThrowawayRedis, type ThrowawayRedis } from '../helpers/redis-server.js';
+import { startHungRedis, type ThrowawayRedis } from '../helpers/redis-server.js';
 import { createTestKey, type Service, type TestKey } from '../helpers/service.js';
-import { awaitAccessLines, ConnectionPool, HttpConnection, percentile, report, sleep, solvePayloads, startBatteryService } from './harness.js';
+import {
+  awaitAccessLines, ConnectionPool, HttpConnection, percentile, report, sleep, solvePayloads, startBatteryService, startRedisBattery,
+  stopRedisBattery,
+} from './harness.js';
 import { runVerifyLoad, summarizeOutages, type Outage } from './verify-load.js';
 
 const COMMAND_TIMEOUT_MS = 500;
@@ -30,19 +33,10 @@ let key: TestKey;
 let pool: ConnectionPool;
 
 before(async () => {
-  redis = await startThrowawayRedis();
-  svc = await startBatteryService({
-    WORKERS: '2', REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT: String(COMMAND_TIMEOUT_MS), LOG_LEVEL: 'info',
-  });
-  key = await createTestKey(svc, { challengePolicy: { counterMin: 1, counterMax: 50 } });
-  pool = new ConnectionPool(svc.port, 96);
+  ({ redis, svc, key, pool } = await startRedisBattery(COMMAND_TIMEOUT_MS));
 });
 
-after(async () => {
-  pool?.close();
-  await svc?.stop();
-  await redis?.stop();
-});
+after(() => stopRedisBattery({ redis, svc, pool }));
 
 test('redis stalls (CLIENT PAUSE WRITE, then SIGSTOP 5 s): no replay accepted, every request answered in time, recovery within 5 s', async () => {
   // 2 s calm, 2 s paused, 2 s calm, 5 s frozen, 6 s after: 17 s at RATE.
