@@ -8,7 +8,7 @@ import { anonymizeIp } from './ip.js';
 import { monitoringAccess } from './http/monitoring.js';
 import { Router } from './http/router.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
-import type { Logger } from './log.js';
+import { accessLog, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { PrimaryLink } from './primary/ipc.js';
 import { createAbuseProtection } from './abuse/index.js';
@@ -99,7 +99,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   registerApiRoutes(router, config, services, metrics, abuse);
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
-  const access = config.ACCESS_LOG_ENABLED ? logger.child({ type: 'access' }) : null;
+  const access = config.ACCESS_LOG_ENABLED ? accessLog(logger) : null;
   const anonymize = config.ACCESS_LOG_ANONYMIZE_IP_ADDRESS;
   const server: HttpServer = createHttpServer(router, {
     port: config.PORT,
@@ -125,7 +125,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       metrics.observe(status, seconds);
       if (access === null) return;
       const ms = Math.round(seconds * 1e5) / 100;
-      access.info({ ip: anonymize ? anonymizeIp(req.ip) : req.ip, method: req.method, path: req.path, status, ms });
+      access({ ip: anonymize ? anonymizeIp(req.ip) : req.ip, method: req.method, path: req.path, status, ms });
       const key = req.authorizedKey;
       if (key) {
         usage.logRequest({ apiKeyId: key.id, accountId: key.accountId, ip: req.ip, method: req.method, path: req.path, status, durationMs: ms });

@@ -2,11 +2,12 @@
 // derivations can be done ahead of time (pool.ts): deriveChallenge (random nonce and salt, the key of
 // a secret counter, its signature) and signChallenge (expiry, data and the parameters' signature:
 // one HMAC, done at issue time so a pooled challenge is never stale).
-import { randomFillSync, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { PalisadeError } from '../errors.js';
 import { hmacPreparedHex, sha, toHex, type HashAlgorithm } from './crypto.js';
 import { deriveKey, deriveKeySync } from './derive.js';
 import type { ChallengePolicy } from './policy.js';
+import { pooledRandomBytes } from './random.js';
 import type { PowSecrets } from './secrets.js';
 
 export interface ChallengeContext {
@@ -36,23 +37,8 @@ export async function createChallenge(policy: ChallengePolicy, ctx: ChallengeCon
   return signChallenge(policy, await deriveChallenge(policy, ctx.secrets), ctx);
 }
 
-// Nonce and salt come from a pooled CSPRNG buffer: one randomFillSync per 128 challenges instead of
-// one per challenge (randomBytes(32) was ~3% of a challenge request's CPU in a profile). Each
-// challenge gets its own copy, so a refill never changes bytes already handed out.
-const RANDOM_POOL = Buffer.alloc(32 * 128);
-let randomOffset = RANDOM_POOL.length;
-
-function random32(): Buffer {
-  if (randomOffset === RANDOM_POOL.length) {
-    randomFillSync(RANDOM_POOL);
-    randomOffset = 0;
-  }
-  const out = Buffer.allocUnsafe(32);
-  RANDOM_POOL.copy(out, 0, randomOffset, randomOffset + 32);
-  RANDOM_POOL.fill(0, randomOffset, randomOffset + 32);
-  randomOffset += 32;
-  return out;
-}
+/** A v2 challenge's nonce and salt, from the pooled CSPRNG (src/pow/random.ts). */
+const random32 = () => pooledRandomBytes(32);
 
 /** Derives off the event loop when the derivation is expensive (derive.ts decides). */
 export async function deriveChallenge(policy: ChallengePolicy, secrets: PowSecrets): Promise<DerivedChallenge> {
@@ -123,7 +109,7 @@ const V1_HASH: Record<string, HashAlgorithm> = { 'SHA-256': 'sha256', 'SHA-384':
  */
 export function createChallengeV1(policy: ChallengePolicy, ctx: ChallengeContext): string {
   const expires = Math.floor(((ctx.now ?? Date.now()) + policy.expiresInMs) / 1000);
-  let salt = `${toHex(random32().subarray(0, 12))}?expires=${expires}&apiKey=${encodeURIComponent(ctx.apiKeyId)}&`;
+  let salt = `${toHex(pooledRandomBytes(12))}?expires=${expires}&apiKey=${encodeURIComponent(ctx.apiKeyId)}&`;
   if (ctx.params) {
     for (const name of Object.keys(ctx.params).sort()) salt += `params.${name}=${encodeURIComponent(ctx.params[name]!)}&`;
   }

@@ -1,9 +1,9 @@
 // Server-signature payloads (PROTOCOL.md section 3): what POST /v1/verify hands the widget after a
 // successful verification, and what integrators check offline with altcha-lib's
 // verifyServerSignature or online with POST /v1/verify/signature and POST /challenge/verify.
-import { randomBytes } from 'node:crypto';
 import { fromHex, hmac, hmacPreparedHex, prepareHmacKey, sha, timingSafeEqual, toHex, type HashAlgorithm, type PreparedHmacKey } from './crypto.js';
 import { isHex, isObject } from './payload.js';
+import { pooledRandomBytes } from './random.js';
 import { DEFAULT_USED_CHALLENGE_TTL_MS, type VerifyFailure } from './verify.js';
 
 export const SERVER_SIGNATURE_ALGORITHMS = ['SHA-256', 'SHA-384', 'SHA-512'] as const;
@@ -65,7 +65,7 @@ export interface ServerPayload {
 export function createServerPayload(input: ServerPayloadInput): ServerPayload {
   const now = input.now ?? Date.now();
   // base64url: never all digits, so altcha-lib's parser keeps it a string.
-  const id = randomBytes(12).toString('base64url');
+  const id = pooledRandomBytes(12).toString('base64url');
   const score = Math.max(0, Math.round(input.score * 100) / 100);
   const entries: [string, string][] = [
     ['classification', classify(score)],

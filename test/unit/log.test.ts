@@ -1,0 +1,82 @@
+// The logger: the access log's hand-written line is exactly pino's, goes to the same destination and
+// tap, honours the level and the plain format; logger.flush() reaches the destination.
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import { accessLog, createLogger, plainLine, type LoggerOptions } from '../../src/log.js';
+
+function capture(options: Omit<LoggerOptions, 'destination'> = {}) {
+  const lines: string[] = [];
+  const tapped: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer | string, _enc, done) { lines.push(chunk.toString()); done(); },
+  });
+  const logger = createLogger({ ...options, destination, tap: (l) => tapped.push(l) });
+  return { logger, lines, tapped };
+}
+const untimed = (line: string) => line.replace(/"time":"[^"]+"/, '"time":"T"');
+
+const RECORDS = [
+  { ip: '203.0.113.0', method: 'GET', path: '/v1/challenge', status: 200, ms: 0.42 },
+  { ip: '2001:db8:1::', method: 'POST', path: '/v1/verify', status: 503, ms: 12 },
+  { ip: '198.51.100.0', method: 'GET', path: '/a "quoted"\\path\n\u2028é\u0000/../../etc/passwd', status: 404, ms: 1.5 },
+];
+
+test('accessLog writes the line pino writes for child({type:"access"}).info(record)', () => {
+  for (const base of [undefined, { worker: 3 }, { role: 'primary' }]) {
+    const { logger, lines, tapped } = capture({ base });
+    const access = accessLog(logger);
+    const child = logger.child({ type: 'access' });
+    for (const record of RECORDS) {
+      child.info(record);
+      access(record);
+    }
+    assert.equal(lines.length, 2 * RECORDS.length);
+    for (let i = 0; i < RECORDS.length; i++) {
+      const [viaPino, direct] = [lines[2 * i]!, lines[2 * i + 1]!];
+      assert.equal(untimed(direct), untimed(viaPino));
+      assert.ok(direct.endsWith('}\n'));
+      const parsed = JSON.parse(direct) as Record<string, unknown>;
+      assert.equal(parsed.path, RECORDS[i]!.path);
+      assert.equal(parsed.pid, process.pid);
+      assert.match(parsed.time as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+    assert.deepEqual(tapped, lines.map((l) => l.trimEnd()));
+  }
+});
+
+test('accessLog writes nothing below level info, and plain lines in the plain format', () => {
+  const quiet = capture({ level: 'warn' });
+  accessLog(quiet.logger)(RECORDS[0]!);
+  assert.deepEqual(quiet.lines, []);
+
+  const plain = capture({ format: 'plain', base: { worker: 1 } });
+  accessLog(plain.logger)(RECORDS[0]!);
+  assert.equal(plain.lines.length, 1);
+  assert.match(plain.lines[0]!, /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO  worker=1 type=access ip=203\.0\.113\.0 method=GET path=\/v1\/challenge status=200 ms=0\.42\n$/);
+  assert.equal(plain.lines[0], `${plainLine(plain.tapped[0]!)}\n`);
+});
+
+test('a non-finite duration is written as null, keeping the line JSON', () => {
+  const { logger, lines } = capture();
+  accessLog(logger)({ ...RECORDS[0]!, ms: Number.NaN });
+  assert.equal((JSON.parse(lines[0]!) as { ms: unknown }).ms, null);
+});
+
+test('logger.flush() flushes a destination that buffers (flushSync) and calls back', () => {
+  let flushed = 0;
+  const destination = Object.assign(new Writable({ write(_c, _e, done) { done(); } }), { flushSync: () => { flushed++; } });
+  const logger = createLogger({ destination });
+  let called = false;
+  logger.flush(() => { called = true; });
+  logger.flush();
+  assert.equal(flushed, 2);
+  assert.equal(called, true);
+});
+
+test('secrets stay redacted in pino records', () => {
+  const { logger, lines } = capture();
+  logger.info({ secret: 'sec_abc', nested: { secret: 'x' }, authorization: 'Bearer y' }, 'm');
+  assert.doesNotMatch(lines[0]!, /sec_abc|Bearer y|"x"/);
+  assert.equal((JSON.parse(lines[0]!) as { secret: string }).secret, '<hidden>');
+});
