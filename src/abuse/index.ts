@@ -112,15 +112,15 @@ export interface AbuseProtection {
    * penalty. Synchronous with the shared-memory store for a header combination this worker knows.
    */
   challengePenalty(req: Pick<RequestContext, 'ip' | 'headers'>): number | Promise<number>;
-  /** Rejects with IP_BLOCKED for a malicious-marked IP. */
-  assertNotBlocked(ip: string): Promise<void>;
-  /** Points within PENALTY_TTL plus mark raises. */
-  penaltyFor(ip: string): Promise<number>;
+  /** Throws (or rejects) with IP_BLOCKED for a malicious-marked IP; synchronous with the shared-memory store. */
+  assertNotBlocked(ip: string): void | Promise<void>;
+  /** Points within PENALTY_TTL plus mark raises; a number at once with the shared-memory store. */
+  penaltyFor(ip: string): number | Promise<number>;
   penalize(ip: string, n: number, reason: PenaltyReason): Promise<number>;
   /** After a failed verification with `reason` (a VerifyFailure or an authorisation error code). */
   verificationFailed(ip: string, reason: string, source?: 'widget' | 'server_payload'): Promise<void>;
-  /** Fits VerifyRouteDeps.assess: the score from the penalty and the failed attempts. */
-  assess(input: { readonly req: Pick<RequestContext, 'ip'>; readonly penalty: number }): Promise<RiskAssessment>;
+  /** Fits VerifyRouteDeps.assess: the score from the penalty and the failed attempts (at once with shared memory). */
+  assess(input: { readonly req: Pick<RequestContext, 'ip'>; readonly penalty: number }): RiskAssessment | Promise<RiskAssessment>;
   recordMalicious(ip: string, reason: MaliciousReason): Promise<ThreatOutcome>;
   /** The IP-intelligence plug (threats.ts reportThreat). */
   reportThreat(ip: string, kind: IntelligenceKind): Promise<ThreatOutcome>;
@@ -175,9 +175,18 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
     metrics.blocked('malicious');
     throw new PalisadeError('IP_BLOCKED');
   };
-  const penaltyFor = async (ip: string): Promise<number> => {
-    const [points, standing] = await Promise.all([penalties.score(ip), threats.standing(ip)]);
-    return points + standing.markPenalty;
+  const penaltyFor = (ip: string): number | Promise<number> => {
+    const standing = threats.standingSync(ip);
+    if (standing !== undefined) return penalties.scoreSync(ip)! + standing.markPenalty;
+    return Promise.all([penalties.score(ip), threats.standing(ip)]).then(([points, s]) => points + s.markPenalty);
+  };
+  const assessment = (penalty: number, failures: number): RiskAssessment => {
+    const s = score(penalty, failures);
+    if (penalty <= 0 && failures <= 0) return { score: s, reasons: NO_REASONS };
+    const reasons: string[] = [];
+    if (penalty > 0) reasons.push('penalty');
+    if (failures > 0) reasons.push('failed_attempts');
+    return { score: s, reasons };
   };
 
   return {
@@ -200,8 +209,13 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
         return points + s.markPenalty;
       });
     },
-    async assertNotBlocked(ip) {
-      if (await threats.isBlocked(ip)) blocked();
+    assertNotBlocked(ip) {
+      const now = threats.isBlockedSync(ip);
+      if (now !== undefined) {
+        if (now) blocked();
+        return;
+      }
+      return threats.isBlocked(ip).then((b) => { if (b) blocked(); });
     },
     penaltyFor,
     penalize: (ip, n, reason) => penalties.penalize(ip, n, reason),
@@ -215,14 +229,10 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
         malicious ? threats.recordMalicious(ip, malicious) : undefined,
       ]);
     },
-    async assess({ req, penalty }) {
-      const failures = await penalties.failedAttempts(req.ip);
-      const s = score(penalty, failures);
-      if (penalty <= 0 && failures <= 0) return { score: s, reasons: NO_REASONS };
-      const reasons: string[] = [];
-      if (penalty > 0) reasons.push('penalty');
-      if (failures > 0) reasons.push('failed_attempts');
-      return { score: s, reasons };
+    assess({ req, penalty }) {
+      const failures = penalties.failedAttemptsSync(req.ip);
+      if (failures !== undefined) return assessment(penalty, failures);
+      return penalties.failedAttempts(req.ip).then((f) => assessment(penalty, f));
     },
     recordMalicious: (ip, reason) => threats.recordMalicious(ip, reason),
     reportThreat: (ip, kind) => threats.reportThreat(ip, kind),

@@ -39,6 +39,8 @@ export interface Penalties {
   recordFailure(ip: string): Promise<number>;
   /** Failed verifications of the IP within PENALTY_TTL. */
   failedAttempts(ip: string): Promise<number>;
+  /** failedAttempts() on the calling thread when the store can answer so (StateStore.sync), else undefined. */
+  failedAttemptsSync(ip: string): number | undefined;
 }
 
 export function createPenalties(deps: PenaltyDeps, options: PenaltyOptions = {}): Penalties {
@@ -54,6 +56,16 @@ export function createPenalties(deps: PenaltyDeps, options: PenaltyOptions = {})
   };
   const readPenalty = zeroOnFailure('penalty');
   const readFailures = zeroOnFailure('failed_attempts');
+  /** A score on the calling thread (StateStore.sync), 0 on a store failure; undefined without sync. */
+  const readSync = (key: string, onFailure: (err: unknown) => number): number | undefined => {
+    const sync = store.sync;
+    if (sync === undefined) return undefined;
+    try {
+      return sync.penaltySync(key);
+    } catch (err) {
+      return onFailure(err);
+    }
+  };
 
   return {
     ttlMs,
@@ -66,20 +78,13 @@ export function createPenalties(deps: PenaltyDeps, options: PenaltyOptions = {})
     score(ip) {
       return store.penalty(`pen|${ipKey(ip)}`).catch(readPenalty);
     },
-    scoreSync(ip) {
-      const sync = store.sync;
-      if (sync === undefined) return undefined;
-      try {
-        return sync.penaltySync(`pen|${ipKey(ip)}`);
-      } catch (err) {
-        return readPenalty(err);
-      }
-    },
+    scoreSync: (ip) => readSync(`pen|${ipKey(ip)}`, readPenalty),
     recordFailure(ip) {
       return store.addPenalty(`fail|${ipKey(ip)}`, 1, ttlMs).catch(readFailures);
     },
     failedAttempts(ip) {
       return store.penalty(`fail|${ipKey(ip)}`).catch(readFailures);
     },
+    failedAttemptsSync: (ip) => readSync(`fail|${ipKey(ip)}`, readFailures),
   };
 }

@@ -95,6 +95,8 @@ export interface Threats {
   isMarked(ip: string, kind: ThreatKind): Promise<boolean>;
   /** Malicious-marked? (false when disabled, without a malicious rule, or when the store failed) */
   isBlocked(ip: string): Promise<boolean>;
+  /** isBlocked() on the calling thread when the store can answer so (StateStore.sync), else undefined. */
+  isBlockedSync(ip: string): boolean | undefined;
   /** Blocked and mark raise in one round of store reads. */
   standing(ip: string): Promise<Standing>;
   /** standing() on the calling thread when the store can answer so (StateStore.sync), else undefined. */
@@ -193,6 +195,17 @@ export function createThreats(deps: ThreatDeps, options: ThreatOptions = {}): Th
     isBlocked(ip) {
       if (!deps.enabled || rules.malicious === null) return FALSE;
       return readMark(ip, 'malicious');
+    },
+    isBlockedSync(ip) {
+      const sync = store.sync;
+      if (sync === undefined) return undefined;
+      if (!deps.enabled || rules.malicious === null) return false;
+      try {
+        return sync.penaltySync(`mark|malicious|${ipKey(ip)}`) > 0;
+      } catch (err) {
+        onStoreError(err, 'marks');
+        return false;
+      }
     },
     async standing(ip) {
       if (active.length === 0) return CLEAN;

@@ -199,15 +199,43 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
       if (declared !== undefined && Number(declared) > limit) {
         return fail(res, p, req, route, new PalisadeError('BODY_TOO_LARGE'), true);
       }
-      body = readBody(res, p, limit, requestTimeoutMs);
-      // Awaited later unless a pre-route reply wins; never an unhandled rejection.
-      body.catch(() => {});
+      if (route?.handler !== undefined && route.stream === undefined && route.options.monitoring !== true) {
+        return answerWithBody(res, p, req, route, exempt, limit);
+      }
+      body = readBodyPromise(res, p, limit, requestTimeoutMs);
     }
     if (body === null && route?.handler !== undefined && route.stream === undefined && route.options.monitoring !== true) {
       return answerNow(res, p, req, route, exempt);
     }
     void dispatch(res, p, req, route, exempt, body);
   });
+
+  /**
+   * A request with a body to a plain route: answerNow once the body is in. When the pre-route hook
+   * answers at once, the body is read with callbacks and the handler runs in uWS's last onData
+   * callback, so a reply that needs no waiting is written there: no Promise, no timer beyond the
+   * body's own. A pre-route hook that waits goes the Promise way (dispatch).
+   */
+  const answerWithBody = (res: uWS.HttpResponse, p: Pending, req: Request, route: Route, exempt: boolean, limit: number) => {
+    let early: Reply | undefined | Promise<Reply | undefined>;
+    try {
+      early = options.beforeRoute?.(req, exempt);
+    } catch (err) {
+      // The body may still be arriving: close rather than read it.
+      return fail(res, p, req, route, err, true);
+    }
+    if (early instanceof Promise) {
+      void dispatch(res, p, req, route, exempt, readBodyPromise(res, p, limit, requestTimeoutMs), early);
+      return;
+    }
+    if (early) return respond(res, p, req, route, early, true);
+    readBody(res, p, limit, requestTimeoutMs, (err, body) => {
+      // Body errors (413, 408) leave the connection in an unknown state: close it.
+      if (err) return fail(res, p, req, route, err, true);
+      req.body = body;
+      handle(res, p, req, route);
+    });
+  };
 
   /**
    * A request without a body to a plain route. When the pre-route hook and the handler answer
@@ -263,11 +291,12 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
     finish();
   };
 
+  /** The Promise way; `pending` is the pre-route hook's answer when the caller has already asked for it. */
   const dispatch = async (res: uWS.HttpResponse, p: Pending, req: Request, route: Route | undefined,
-    exempt: boolean, body: Promise<Buffer> | null) => {
+    exempt: boolean, body: Promise<Buffer> | null, pending?: Promise<Reply | undefined>) => {
     try {
-      if (options.beforeRoute) {
-        const early = await options.beforeRoute(req, exempt);
+      if (pending !== undefined || options.beforeRoute) {
+        const early = await (pending ?? options.beforeRoute!(req, exempt));
         if (early) {
           // A body may still be arriving: close the connection rather than read it.
           return respond(res, p, req, route, early, body !== null);
@@ -384,31 +413,45 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
   };
 }
 
-/** Reads the whole body, refusing it as soon as it passes `limit`; every chunk is copied. */
-function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const timer = setTimeout(() => {
+/**
+ * Reads the whole body, refusing it as soon as it passes `limit` (BODY_TOO_LARGE) or when it is not
+ * complete within `timeoutMs` (REQUEST_TIMEOUT); every chunk is copied. `done` is called once,
+ * inside uWS's onData callback (or the timer's), and never after the client has gone.
+ */
+function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: number,
+  done: (err: PalisadeError | null, body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const timer = setTimeout(() => {
+    settled = true;
+    done(new PalisadeError('REQUEST_TIMEOUT'), EMPTY);
+  }, timeoutMs);
+  p.onAbort = () => { clearTimeout(timer); settled = true; };
+  res.onData((chunk, isLast) => {
+    if (settled) return;
+    size += chunk.byteLength;
+    if (size > limit) {
       settled = true;
-      reject(new PalisadeError('REQUEST_TIMEOUT'));
-    }, timeoutMs);
-    p.onAbort = () => { clearTimeout(timer); settled = true; };
-    res.onData((chunk, isLast) => {
-      if (settled) return;
-      size += chunk.byteLength;
-      if (size > limit) {
-        settled = true;
-        clearTimeout(timer);
-        return reject(new PalisadeError('BODY_TOO_LARGE'));
-      }
-      chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
-      if (isLast) {
-        settled = true;
-        clearTimeout(timer);
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      }
-    });
+      clearTimeout(timer);
+      return done(new PalisadeError('BODY_TOO_LARGE'), EMPTY);
+    }
+    chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+    if (isLast) {
+      settled = true;
+      clearTimeout(timer);
+      done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    }
   });
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** readBody as a Promise, awaited later unless a pre-route reply wins: never an unhandled rejection. */
+function readBodyPromise(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: number): Promise<Buffer> {
+  const body = new Promise<Buffer>((resolve, reject) => {
+    readBody(res, p, limit, timeoutMs, (err, buf) => (err ? reject(err) : resolve(buf)));
+  });
+  body.catch(() => {});
+  return body;
 }

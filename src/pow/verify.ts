@@ -33,8 +33,11 @@ export type VerifyResult = VerifiedChallenge | FailedVerification;
 
 export interface VerifyDeps {
   readonly secrets: PowSecrets;
-  /** StateStore.claimOnce: true exactly once per id; rejects with STORE_UNAVAILABLE / STORE_FULL. */
-  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  /**
+   * StateStore.claimOnce: true exactly once per id; rejects (or throws) with STORE_UNAVAILABLE /
+   * STORE_FULL. A boolean at once when the store answers on this thread (the shared-memory store).
+   */
+  readonly claimOnce: (id: string, ttlMs: number) => boolean | Promise<boolean>;
   /** CACHE_DURATION_USED_CHALLENGES; default 4 h. A claim is also kept at least until the challenge expires. */
   readonly usedChallengeTtlMs?: number;
   /** Longest base64 payload accepted; default MAX_PAYLOAD_LENGTH (16 KiB). */
@@ -57,16 +60,34 @@ const FAILED: Readonly<Record<VerifyFailure, FailedVerification>> = Object.freez
  * INVALID_SIGNATURE before it is claimed). Store failures reject (→ 503), never verify.
  */
 export async function verifyPayload(payloadBase64: string, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+  return verifyPayloadNow(payloadBase64, deps, apiKeyId);
+}
+
+/**
+ * verifyPayload without a Promise when nothing has to wait (a store that answers on this thread, a
+ * deterministic challenge): the result, or a Promise of it. Store failures throw or reject.
+ */
+export function verifyPayloadNow(payloadBase64: string, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
   const decoded = decodePayload(payloadBase64, deps.maxPayloadLength ?? MAX_PAYLOAD_LENGTH);
-  return decoded === undefined ? FAILED.INVALID_PAYLOAD : verifyDecoded(decoded, deps, apiKeyId);
+  return decoded === undefined ? FAILED.INVALID_PAYLOAD : verifyDecodedNow(decoded, deps, apiKeyId);
 }
 
 /** Verifies an already decoded widget payload (POST /challenge/verify dispatches on its shape first). */
-export function verifyDecoded(payload: unknown, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
-  if (!isObject(payload)) return Promise.resolve(FAILED.INVALID_PAYLOAD);
+export async function verifyDecoded(payload: unknown, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+  return verifyDecodedNow(payload, deps, apiKeyId);
+}
+
+function verifyDecodedNow(payload: unknown, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
+  if (!isObject(payload)) return FAILED.INVALID_PAYLOAD;
   if (isObject(payload.challenge)) return verifyV2(payload, deps, apiKeyId);
   if (typeof payload.challenge === 'string') return verifyV1(payload, deps, apiKeyId);
-  return Promise.resolve(FAILED.INVALID_PAYLOAD); // includes the widget's test-mode payload
+  return FAILED.INVALID_PAYLOAD; // includes the widget's test-mode payload
+}
+
+/** `then` without a Promise when the claim was answered at once. */
+function afterClaim(claimed: boolean | Promise<boolean>, next: () => VerifyResult | Promise<VerifyResult>): VerifyResult | Promise<VerifyResult> {
+  if (claimed instanceof Promise) return claimed.then((ok) => (ok ? next() : FAILED.PAYLOAD_ALREADY_USED));
+  return claimed ? next() : FAILED.PAYLOAD_ALREADY_USED;
 }
 
 /** True when `payload` looks like a widget payload (as opposed to a server-signature payload). */
@@ -83,7 +104,7 @@ const PARAMETER_KEYS = new Set([
 const MAX_DATA_ENTRIES = 16;
 const MAX_DATA_VALUE = 128;
 
-async function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
   const challenge = payload.challenge as Record<string, unknown>;
   const solution = payload.solution;
   const p = challenge.parameters;
@@ -101,27 +122,24 @@ async function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiK
 
   // PROTOCOL.md: the replay key is data.challengeId when present, else the nonce.
   const id = typeof data.challengeId === 'string' ? data.challengeId : (p.nonce as string);
-  if (!(await deps.claimOnce(`pow2:${id}`, claimTtl(deps, expiresAt, now)))) return FAILED.PAYLOAD_ALREADY_USED;
-
-  const keyLength = p.keyLength as number;
-  const { counter, derivedKey } = solution;
-  if (!Number.isInteger(counter) || counter < 0 || counter > MAX_COUNTER || !isHex(derivedKey, keyLength * 2)) {
-    return FAILED.INVALID_SOLUTION;
-  }
-  const submitted = fromHex(derivedKey);
-  let ok: boolean;
-  if (typeof p.keySignature === 'string') {
-    // Deterministic: the server signed the one correct key at creation; two HMACs, no derivation.
-    ok = hmacPreparedVerifyHex(deps.secrets.keySignature, submitted, p.keySignature);
-  } else {
-    const key = await deriveKey({
+  return afterClaim(deps.claimOnce(`pow2:${id}`, claimTtl(deps, expiresAt, now)), () => {
+    const keyLength = p.keyLength as number;
+    const { counter, derivedKey } = solution as { counter: number; derivedKey: string };
+    if (!Number.isInteger(counter) || counter < 0 || counter > MAX_COUNTER || !isHex(derivedKey, keyLength * 2)) {
+      return FAILED.INVALID_SOLUTION;
+    }
+    const submitted = fromHex(derivedKey);
+    const verified = () => success(2, p.algorithm as string, apiKeyId, paramsOf(data), expiresAt);
+    if (typeof p.keySignature === 'string') {
+      // Deterministic: the server signed the one correct key at creation; two HMACs, no derivation.
+      return hmacPreparedVerifyHex(deps.secrets.keySignature, submitted, p.keySignature) ? verified() : FAILED.INVALID_SOLUTION;
+    }
+    return deriveKey({
       algorithm: p.algorithm as PowAlgorithm, cost: p.cost as number, keyLength,
       memoryCost: p.memoryCost as number | undefined, parallelism: p.parallelism as number | undefined,
-    }, fromHex(p.nonce as string), fromHex(p.salt as string), counter);
-    ok = timingSafeEqual(key, submitted) && derivedKey.startsWith(p.keyPrefix as string);
-  }
-  if (!ok) return FAILED.INVALID_SOLUTION;
-  return success(2, p.algorithm as string, apiKeyId, paramsOf(data), expiresAt);
+    }, fromHex(p.nonce as string), fromHex(p.salt as string), counter).then((key) =>
+      (timingSafeEqual(key, submitted) && derivedKey.startsWith(p.keyPrefix as string) ? verified() : FAILED.INVALID_SOLUTION));
+  });
 }
 
 /** Shape of the signed parameters: only what our challenges carry, with sane types and bounds. */
@@ -174,7 +192,7 @@ const V1_HASH: Record<string, { alg: HashAlgorithm; hex: number }> = {
  */
 const V1_SALT = /^[0-9a-f]{24}\?expires=([1-9][0-9]{0,10})&apiKey=([A-Za-z0-9_]{1,64})&((?:params\.[A-Za-z0-9_-]{1,20}=[A-Za-z0-9_.!~*'()%-]{0,300}&){0,10})$/;
 
-async function verifyV1(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
+function verifyV1(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
   const h = V1_HASH[payload.algorithm as string];
   const { challenge, number, salt, signature } = payload;
   if (!h || !isHex(challenge, h.hex) || !isHex(signature, h.hex) || typeof number !== 'number') return FAILED.INVALID_PAYLOAD;
@@ -189,11 +207,11 @@ async function verifyV1(payload: Record<string, unknown>, deps: VerifyDeps, apiK
   const now = deps.now?.() ?? Date.now();
   const expiresAt = Number(m[1]);
   if (expiresAt * 1000 < now) return FAILED.CHALLENGE_EXPIRED;
-  if (!(await deps.claimOnce(`pow1:${challenge}`, claimTtl(deps, expiresAt, now)))) return FAILED.PAYLOAD_ALREADY_USED;
-
-  if (!Number.isSafeInteger(number) || number < 0) return FAILED.INVALID_SOLUTION;
-  if (!timingSafeEqual(sha(h.alg, salt + number), fromHex(challenge))) return FAILED.INVALID_SOLUTION;
-  return success(1, payload.algorithm as string, apiKeyId, v1Params(m[3]!), expiresAt);
+  return afterClaim(deps.claimOnce(`pow1:${challenge}`, claimTtl(deps, expiresAt, now)), () => {
+    if (!Number.isSafeInteger(number) || number < 0) return FAILED.INVALID_SOLUTION;
+    if (!timingSafeEqual(sha(h.alg, salt + number), fromHex(challenge))) return FAILED.INVALID_SOLUTION;
+    return success(1, payload.algorithm as string, apiKeyId, v1Params(m[3]!), expiresAt);
+  });
 }
 
 function v1Params(query: string): Record<string, string> {

@@ -21,6 +21,11 @@ import { createVerifyHandler } from './verify.js';
 export function registerApiRoutes(router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection): void {
   const { store, keys, usage } = services;
   const claimOnce = (id: string, ttlMs: number) => store.claimOnce(id, ttlMs);
+  // The verify route's claim: a boolean at once when the store answers on this thread.
+  const claimNow = (id: string, ttlMs: number): boolean | Promise<boolean> => {
+    const sync = store.sync;
+    return sync === undefined ? store.claimOnce(id, ttlMs) : sync.claimOnceSync(id, ttlMs);
+  };
   const planLimit = createPlanLimitCheck(services.accountUsage);
   const penalty = (ip: string) => abuse.penaltyFor(ip);
   // After authentication: plan limit, then the key's own rate rule. The key itself, without a
@@ -37,9 +42,9 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
   };
   // Verification refuses IPs marked malicious before spending any work on them.
-  const verifier = async (req: RequestContext) => {
-    await abuse.assertNotBlocked(req.ip);
-    return await browser(req);
+  const verifier = (req: RequestContext): ApiKey | Promise<ApiKey> => {
+    const blocked = abuse.assertNotBlocked(req.ip);
+    return blocked instanceof Promise ? blocked.then(() => browser(req)) : browser(req);
   };
   const server = async (req: RequestContext) => {
     try {
@@ -88,7 +93,7 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   }));
 
   router.add('POST', '/v1/verify', createVerifyHandler({
-    authorizeBrowser: verifier, secrets: services.pow, claimOnce, penalty, onVerify, countUsage,
+    authorizeBrowser: verifier, secrets: services.pow, claimOnce: claimNow, penalty, onVerify, countUsage,
     assess: (input) => abuse.assess(input),
   }, {
     usedChallengeTtlMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,

@@ -12,7 +12,9 @@ import type { PowSecrets } from '../pow/secrets.js';
 import {
   classify, createServerPayload, prepareServerKey, type Classification, type ServerSignatureAlgorithm,
 } from '../pow/server-signature.js';
-import { DEFAULT_USED_CHALLENGE_TTL_MS, verifyPayload, type VerifiedChallenge, type VerifyDeps, type VerifyFailure } from '../pow/verify.js';
+import {
+  DEFAULT_USED_CHALLENGE_TTL_MS, verifyPayloadNow, type FailedVerification, type VerifiedChallenge, type VerifyDeps, type VerifyFailure,
+} from '../pow/verify.js';
 
 export interface Assessment {
   /** GOOD < 1 ≤ NEUTRAL < 2 ≤ BAD. */
@@ -34,10 +36,10 @@ export interface AssessInput {
 export interface VerifyRouteDeps {
   readonly authorizeBrowser: (req: RequestContext) => ApiKey | Promise<ApiKey>;
   readonly secrets: PowSecrets;
-  /** StateStore.claimOnce. */
-  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  /** StateStore.claimOnce (a boolean at once when the store answers on this thread). */
+  readonly claimOnce: (id: string, ttlMs: number) => boolean | Promise<boolean>;
   /** The client's penalty score, reported as verificationData.penalty. */
-  readonly penalty: (ip: string) => Promise<number>;
+  readonly penalty: (ip: string) => number | Promise<number>;
   /** palisade_api_verifications_success_total / _failed_total. */
   readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
   /** Usage: one request for `key`, with its classification when verified (null when not), and the origin. */
@@ -97,20 +99,11 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   // Each cached ApiKey's secret is prepared once for the server signature.
   const serverKeys = new WeakMap<ApiKey, PreparedHmacKey>();
 
-  return async (req: RequestContext): Promise<Reply> => {
-    const key = await deps.authorizeBrowser(req);
-    const body = parseBody(req.json(), o.maxFields);
-    const result = await verifyPayload(body.payload, verifyDeps, key.id);
+  // Synchronous from start to end when every step can be (a cached key, the shared-memory store, a
+  // deterministic challenge): the reply is returned, not a Promise, and written in the uWS callback.
+  const verified = (req: RequestContext, key: ApiKey, body: VerifyBody, result: VerifiedChallenge, enriched: Enriched): Reply => {
+    const { penalty, assessment } = enriched;
     const origin = requestOrigin(req);
-    if (!result.verified) {
-      deps.onVerify(false, result.reason, req);
-      deps.countUsage(key, null, origin);
-      return failure(result.reason);
-    }
-    const enriching = enrich(deps.penalty, assess, { req, key, challenge: result, penalty: 0, fields: body.fields, timeZone: body.timeZone });
-    const { penalty, assessment } = storeBudgetMs === Infinity
-      ? await enriching
-      : await within(enriching, req.startedAt + storeBudgetMs, NOTHING_KNOWN);
     let serverKey = serverKeys.get(key);
     if (!serverKey) serverKeys.set(key, (serverKey = prepareServerKey(key.secret, o.signatureAlgorithm)));
     const server = createServerPayload({
@@ -127,14 +120,46 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
       score: server.score, signature: server.signature, verificationData: server.verificationData,
     });
   };
+
+  const checked = (req: RequestContext, key: ApiKey, body: VerifyBody, result: VerifiedChallenge | FailedVerification): Reply | Promise<Reply> => {
+    if (!result.verified) {
+      deps.onVerify(false, result.reason, req);
+      deps.countUsage(key, null, requestOrigin(req));
+      return failure(result.reason);
+    }
+    const enriching = enrich(deps.penalty, assess, { req, key, challenge: result, penalty: 0, fields: body.fields, timeZone: body.timeZone });
+    if (!(enriching instanceof Promise)) return verified(req, key, body, result, enriching);
+    const bounded = storeBudgetMs === Infinity ? enriching : within(enriching, req.startedAt + storeBudgetMs, NOTHING_KNOWN);
+    return bounded.then((enriched) => verified(req, key, body, result, enriched));
+  };
+
+  const withKey = (req: RequestContext, key: ApiKey): Reply | Promise<Reply> => {
+    const body = parseBody(req.json(), o.maxFields);
+    const result = verifyPayloadNow(body.payload, verifyDeps, key.id);
+    return result instanceof Promise ? result.then((r) => checked(req, key, body, r)) : checked(req, key, body, result);
+  };
+
+  return (req: RequestContext): Reply | Promise<Reply> => {
+    const key = deps.authorizeBrowser(req);
+    return key instanceof Promise ? key.then((k) => withKey(req, k)) : withKey(req, key);
+  };
 }
 
-/** The client's penalty, then the assessment that weighs it. */
-async function enrich(
+interface Enriched {
+  readonly penalty: number;
+  readonly assessment: Assessment;
+}
+
+/** The client's penalty, then the assessment that weighs it: at once when both answer at once. */
+function enrich(
   penaltyOf: VerifyRouteDeps['penalty'], assess: NonNullable<VerifyRouteDeps['assess']>, input: AssessInput,
-): Promise<{ penalty: number; assessment: Assessment }> {
-  const penalty = await penaltyOf(input.req.ip);
-  return { penalty, assessment: await assess({ ...input, penalty }) };
+): Enriched | Promise<Enriched> {
+  const withPenalty = (penalty: number): Enriched | Promise<Enriched> => {
+    const assessment = assess({ ...input, penalty });
+    return assessment instanceof Promise ? assessment.then((a) => ({ penalty, assessment: a })) : { penalty, assessment };
+  };
+  const penalty = penaltyOf(input.req.ip);
+  return penalty instanceof Promise ? penalty.then(withPenalty) : withPenalty(penalty);
 }
 
 /** What `work` resolves to, or `fallback` once performance.now() passes `deadline` (the work is then ignored). */

@@ -39,6 +39,8 @@ export interface HitResult {
 
 /** StateStore.sync: the operations the hot paths use, for a store that needs no I/O for them. */
 export interface SyncStateStore {
+  /** claimOnce on the calling thread: throws STORE_FULL instead of rejecting. */
+  claimOnceSync(id: string, ttlMs: number): boolean;
   hitSync(limitKey: string, rule: RateRule): HitResult;
   penaltySync(key: string): number;
 }

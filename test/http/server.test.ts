@@ -159,6 +159,68 @@ describe('HTTP layer', () => {
   });
 });
 
+describe('requests with a body: the pre-route hook, sync and async handlers, timeouts', () => {
+  const router = () => testRouter()
+    .add('POST', '/later', async (req) => { await new Promise((r) => setTimeout(r, 5)); return json({ later: req.json() }); })
+    .add('POST', '/throws', () => { throw new PalisadeError('STORE_FULL'); });
+  const limited = { status: 429, body: '{"error":"RATE_LIMITED","statusCode":429}' };
+  const servers: HttpServer[] = [];
+  after(() => { for (const server of servers) server.close(); });
+  async function serve(beforeRoute: HttpServerOptions['beforeRoute'], requestTimeoutMs?: number) {
+    const server = createHttpServer(router(), {
+      port: 0, logger: silent, clientIp: { trustedProxies: parseCidrList(''), ipHeadersSecret: '' }, beforeRoute, requestTimeoutMs,
+    });
+    servers.push(server);
+    const port = await server.listen();
+    return { port, url: `http://127.0.0.1:${port}` };
+  }
+  const post = (url: string, path: string, body: string) =>
+    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+  for (const [name, pass] of [
+    ['a hook that answers at once', () => undefined],
+    ['a hook that answers later', () => new Promise<undefined>((r) => setTimeout(() => r(undefined), 2))],
+  ] as const) {
+    test(`${name}: sync and async handlers get the whole body; handler errors keep their code`, async () => {
+      const { url } = await serve(pass);
+      let res = await post(url, '/echo', '{"n":1}');
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { body: { n: 1 }, ip: '127.0.0.1', path: '/echo' });
+      res = await post(url, '/later', JSON.stringify({ big: 'z'.repeat(40_000) }));
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { later: { big: string } }).later.big.length, 40_000);
+      res = await post(url, '/throws', '{}');
+      assert.equal(res.status, 503);
+      assert.deepEqual(await res.json(), { error: 'STORE_FULL', statusCode: 503 });
+      res = await post(url, '/echo', '{"n":');
+      assert.equal(res.status, 400);
+    });
+  }
+
+  test('a hook that refuses (at once, later, or by throwing) answers without reading the body and closes', async () => {
+    for (const hook of [
+      () => limited,
+      () => Promise.resolve(limited),
+      () => { throw new PalisadeError('RATE_LIMITED', undefined, 3); },
+    ]) {
+      const { port } = await serve(hook);
+      const answer = await raw(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"partial":');
+      assert.match(answer, /^HTTP\/1\.1 429 /);
+      assert.match(answer, /"RATE_LIMITED"/);
+      assert.match(answer, /\r\nConnection: close\r\n/i);
+    }
+  });
+
+  test('a body that does not arrive within the request timeout is answered 408 and the connection closed', async () => {
+    const { port } = await serve(() => undefined, 300);
+    const started = performance.now();
+    const answer = await raw(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"slow":', 5000);
+    assert.match(answer, /^HTTP\/1\.1 408 /);
+    assert.match(answer, /"REQUEST_TIMEOUT"/);
+    assert.ok(performance.now() - started < 4000, 'closed by the request timeout, not by the client');
+  });
+});
+
 describe('client IP', () => {
   test('X-Forwarded-For from an untrusted peer is ignored', async () => {
     const s = await start();

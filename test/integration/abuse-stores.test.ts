@@ -224,7 +224,7 @@ async function registerTests(): Promise<void> {
         for (let i = 0; i < 100 && !(await abuse.threats.isBlocked(scanner)); i++) await sleep(20);
         assert.equal(await abuse.threats.isBlocked(scanner), true);
         await assert.rejects(async () => abuse.challengePenalty({ ip: scanner, headers: {} }), { code: 'IP_BLOCKED', statusCode: 403 });
-        await assert.rejects(abuse.assertNotBlocked(scanner), { code: 'IP_BLOCKED' });
+        await assert.rejects(async () => abuse.assertNotBlocked(scanner), { code: 'IP_BLOCKED' });
         assert.equal(records.filter((r) => r.msg === 'IP marked').map((r) => r.kind).sort().join(), 'malicious,probe');
         assert.equal(await abuse.challengePenalty({ ip: visitor, headers: { 'user-agent': 'Firefox' } }), 0);
         await abuse.assertNotBlocked(visitor);

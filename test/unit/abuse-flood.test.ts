@@ -224,6 +224,7 @@ function setupSync(rule: RateRule) {
         return { allowed, remaining: allowed ? r.count - count : 0, resetMs: 30_000, blockedUntil: 0, count };
       },
       penaltySync: () => 0,
+      claimOnceSync: () => { throw new Error('the flood guard claims nothing'); },
     },
   });
   const { logger } = captureLogger();

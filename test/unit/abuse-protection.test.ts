@@ -82,7 +82,7 @@ test('challengePenalty and assertNotBlocked: 403 IP_BLOCKED for a malicious mark
   const { abuse, metrics } = setup();
   for (let i = 0; i < 11; i++) await abuse.recordMalicious('192.0.2.66', 'replayed');
   await assert.rejects(async () => abuse.challengePenalty({ ip: '192.0.2.66', headers: {} }), { code: 'IP_BLOCKED', statusCode: 403 });
-  await assert.rejects(abuse.assertNotBlocked('192.0.2.66'), { code: 'IP_BLOCKED' });
+  await assert.rejects(async () => abuse.assertNotBlocked('192.0.2.66'), { code: 'IP_BLOCKED' });
   assert.equal(await abuse.challengePenalty({ ip: '192.0.2.67', headers: {} }), 0);
   await abuse.assertNotBlocked('192.0.2.67');
   const m = await metrics.registry.getSingleMetric('palisade_blocked_total')!.get();
@@ -161,4 +161,41 @@ test('the IP-intelligence plug is reachable from the assembled object', async ()
   assert.equal(await abuse.reportThreat('192.0.2.60', 'bot'), 'marked');
   assert.equal(await abuse.penaltyFor('192.0.2.60'), 4);
   assert.equal(await abuse.reportThreat('192.0.2.60', 'tor'), 'ignored');
+});
+
+test('with the shared-memory store the verify gates answer on the calling thread, with the same values', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { openSharedMemoryStore } = await import('../../src/store/shared-memory-store.js');
+  const dir = mkdtempSync(join(tmpdir(), 'palisade-abuse-sync-'));
+  const store = openSharedMemoryStore(join(dir, 'state'), { capacity: 4096 });
+  try {
+    const { logger } = captureLogger();
+    const metrics = createMetrics({ defaultMetrics: false });
+    const abuse = createAbuseProtection(CONFIG, { store, logger, registry: metrics.registry });
+    const clean = '192.0.2.10';
+    const bad = '192.0.2.11';
+    // A clean client: no Promise anywhere.
+    assert.equal(abuse.assertNotBlocked(clean), undefined);
+    assert.equal(abuse.penaltyFor(clean), 0);
+    assert.deepEqual(abuse.assess({ req: { ip: clean }, penalty: 0 }), { score: 0, reasons: [] });
+    // Two failed verifications (1 point and 1 failure each): the same figures as through the Promise API.
+    await abuse.verificationFailed(clean, 'INVALID_SOLUTION');
+    await abuse.verificationFailed(clean, 'INVALID_SOLUTION');
+    assert.equal(abuse.penaltyFor(clean), await abuse.penalties.score(clean));
+    assert.equal(abuse.penaltyFor(clean), 2);
+    const assessed = abuse.assess({ req: { ip: clean }, penalty: 2 });
+    assert.ok(!(assessed instanceof Promise));
+    assert.deepEqual(assessed.reasons, ['penalty', 'failed_attempts']);
+    assert.equal(assessed.score, 1.28); // x = 2/4 + 2/2 = 1.5; 3x/(x+2) = 1.2857…, two decimals down
+    assert.equal(await abuse.penalties.failedAttempts(clean), 2);
+    // A malicious mark: IP_BLOCKED thrown at once, and the mark's raise in the penalty.
+    for (let i = 0; i < 11; i++) await abuse.recordMalicious(bad, 'replayed');
+    assert.throws(() => abuse.assertNotBlocked(bad), { code: 'IP_BLOCKED', statusCode: 403 });
+    assert.equal(abuse.penaltyFor(bad), (await abuse.penalties.score(bad)) + 16);
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { verifyServer, verifyServerSignature, type Challenge } from 'altcha-lib';
+import { PalisadeError } from '../../src/errors.js';
 import type { Handler, Reply } from '../../src/http/types.js';
 import type { ApiKey } from '../../src/keys/types.js';
 import { preparePowSecrets } from '../../src/pow/secrets.js';
@@ -256,3 +257,44 @@ test('requestOrigin: Origin, else the Referer\'s origin; junk is null', () => {
   assert.equal(o({}), null);
 });
 
+
+test('POST /v1/verify answers without a Promise when the store, the key and the challenge allow it', async () => {
+  const h = harness();
+  const claimed = new Set<string>();
+  let full = false;
+  const syncClaim = (id: string) => {
+    if (full) throw new PalisadeError('STORE_FULL');
+    if (claimed.has(id)) return false;
+    claimed.add(id);
+    return true;
+  };
+  const usage: (string | null)[] = [];
+  const verify = createVerifyHandler({
+    authorizeBrowser: browserAuthorizer(keys), secrets, claimOnce: syncClaim, penalty: () => 3,
+    onVerify: () => {}, countUsage: (_k, classification) => { usage.push(classification); },
+    assess: ({ penalty }) => ({ score: penalty / 2, reasons: ['penalty'] }),
+  });
+  const req = (payload: string, key = keyA) => fakeRequest({ method: 'POST', rawQuery: `apiKey=${key.id}`, body: { payload } });
+  const payload = await widgetPayload(h, keyA);
+  const first = verify(req(payload));
+  assert.ok(!(first instanceof Promise), 'a deterministic challenge with a synchronous store is answered at once');
+  const r = parse(first);
+  const q = new URLSearchParams(r.verificationData as string);
+  assert.deepEqual([r.verified, r.score, q.get('penalty'), q.get('classification')], [true, 1.5, '3', 'NEUTRAL']);
+  const again = verify(req(payload));
+  assert.ok(!(again instanceof Promise));
+  assert.deepEqual(parse(again), { verified: false, reason: 'PAYLOAD_ALREADY_USED' });
+  assert.deepEqual(usage, ['NEUTRAL', null]);
+  // v1 challenges too; a probabilistic one derives its key off the loop, so it is a Promise.
+  const v1 = verify(req(await widgetPayload(h, keyV1), keyV1));
+  assert.ok(!(v1 instanceof Promise));
+  assert.equal(parse(v1).verified, true);
+  const prob = verify(req(await widgetPayload(h, keyProb), keyProb));
+  assert.ok(prob instanceof Promise);
+  assert.equal(parse(await prob).verified, true);
+  // A store failure is thrown at once (the server answers it 503), never a verification.
+  const unclaimed = await widgetPayload(h, keyA);
+  full = true;
+  assert.throws(() => verify(req(unclaimed)), { code: 'STORE_FULL' });
+  h.pool.close();
+});
