@@ -174,6 +174,18 @@ test('hostile HTTP: each answered as listed (4xx, closed where ambiguous), no cr
   })();
 
   const outcomes = await Promise.all(list.map((c, i) => send(svc.port, bytes[i]!, 300, IDLE_TIMEOUT_MS + 5000)));
+  // A request refused while megabytes of its body are still on the way is answered, then closed
+  // with those bytes unread, which makes the kernel reset the connection; a reset that reaches
+  // this client before it has read the answer discards the answer (uWS has no lingering close).
+  // On a loaded machine that happens now and then, so such a case is sent once more, alone.
+  let resent = 0;
+  for (let i = 0; i < list.length; i++) {
+    const o = outcomes[i]!;
+    if (o.status === null && o.closedAfterMs !== null && list[i]!.status !== null && bytes[i]!.length > 1_000_000) {
+      resent++;
+      outcomes[i] = await send(svc.port, bytes[i]!, 300, IDLE_TIMEOUT_MS + 5000);
+    }
+  }
   probing = false;
   await probing$;
   const maxLagMs = ((await lag()) ?? NaN) * 1000;
@@ -201,7 +213,7 @@ test('hostile HTTP: each answered as listed (4xx, closed where ambiguous), no cr
   report('hostile HTTP', `${list.length} requests: ${answered} answered (${outcomes.filter((o) => o.status !== null && o.status >= 400).length} with a 4xx/505), ` +
     `${list.length - answered} unparseable header sections closed unanswered by uWS's idle timeout; worker restarts ${died.length}; ` +
     `event loop max lag ${maxLagMs.toFixed(1)} ms (bound ${LAG_BOUND_MS}), /.live probe slowest ${Math.max(...probeMs).toFixed(1)} ms ` +
-    `over ${probeMs.length} probes`);
+    `over ${probeMs.length} probes; ${resent} large request(s) sent again after a reset lost the answer`);
 
   assert.deepEqual(mismatches, []);
   assert.deepEqual(workersAfter, [worker], 'the worker is the same process');

@@ -61,27 +61,36 @@ test('postgres stopped for 10 s: challenge and verify keep working from the key 
     }
   };
   const loops = Array.from({ length: LOOPS }, loop);
-  // Both workers have loaded the key before the database goes away.
-  await waitFor('both workers served the key', () => new Set(workersServing(svc)).size === 2, 10_000);
-  await sleep(1000);
-
-  const health = new HttpConnection(svc.port);
-  const downAt = performance.now();
-  pg.stop();
-  const healthWhileDown: string[] = [];
-  while (performance.now() - downAt < DOWN_MS) {
-    const h = await health.request('GET', '/.health');
-    const checks = (JSON.parse(h.body) as { checks: { database: { ok: boolean; kind: string } } }).checks;
-    healthWhileDown.push(`${h.status} database ok:${checks.database.ok}`);
+  // The loops end with the test, also when it fails (a closed pool answers at once, so a loop left
+  // running would spin).
+  let healthyAfterMs: number;
+  let back: number;
+  let healthWhileDown: string[];
+  let connection: HttpConnection | undefined;
+  try {
+    // Both workers have loaded the key before the database goes away.
+    await waitFor('both workers served the key', () => new Set(workersServing(svc)).size === 2, 10_000);
     await sleep(1000);
+
+    const health = (connection = new HttpConnection(svc.port));
+    const downAt = performance.now();
+    pg.stop();
+    healthWhileDown = [];
+    while (performance.now() - downAt < DOWN_MS) {
+      const h = await health.request('GET', '/.health');
+      const checks = (JSON.parse(h.body) as { checks: { database: { ok: boolean; kind: string } } }).checks;
+      healthWhileDown.push(`${h.status} database ok:${checks.database.ok}`);
+      await sleep(1000);
+    }
+    pg.start();
+    back = performance.now();
+    healthyAfterMs = await waitFor('/.health 200', async () => (await health.request('GET', '/.health')).status === 200, 10_000, 100);
+    await sleep(1000);
+  } finally {
+    stopped = true;
+    await Promise.all(loops);
+    connection?.close();
   }
-  pg.start();
-  const back = performance.now();
-  const healthyAfterMs = await waitFor('/.health 200', async () => (await health.request('GET', '/.health')).status === 200, 10_000, 100);
-  await sleep(1000);
-  stopped = true;
-  await Promise.all(loops);
-  health.close();
 
   const made = tally.get('challenge 200') + tally.get('verify VERIFIED');
   // REQUEST_LOGS_MAX_RATE (200 rows/s per worker by default) leaves rows out on purpose: the rows
