@@ -57,17 +57,11 @@ const FAILED: Readonly<Record<VerifyFailure, FailedVerification>> = Object.freez
 
 /**
  * Verifies a widget payload (v2 or v1) issued to `apiKeyId` (a challenge of another key fails with
- * INVALID_SIGNATURE before it is claimed). Store failures reject (→ 503), never verify.
+ * INVALID_SIGNATURE before it is claimed). Without a Promise when nothing has to wait (a store that
+ * answers on this thread, a deterministic challenge): the result, or a Promise of it. Store
+ * failures throw or reject (→ 503), never verify.
  */
-export async function verifyPayload(payloadBase64: string, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
-  return verifyPayloadNow(payloadBase64, deps, apiKeyId);
-}
-
-/**
- * verifyPayload without a Promise when nothing has to wait (a store that answers on this thread, a
- * deterministic challenge): the result, or a Promise of it. Store failures throw or reject.
- */
-export function verifyPayloadNow(payloadBase64: string, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
+export function verifyPayload(payloadBase64: string, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
   const decoded = decodePayload(payloadBase64, deps.maxPayloadLength ?? MAX_PAYLOAD_LENGTH);
   return decoded === undefined ? FAILED.INVALID_PAYLOAD : verifyDecodedNow(decoded, deps, apiKeyId);
 }

@@ -13,7 +13,7 @@ import {
   classify, createServerPayload, prepareServerKey, type Classification, type ServerSignatureAlgorithm,
 } from '../pow/server-signature.js';
 import {
-  DEFAULT_USED_CHALLENGE_TTL_MS, verifyPayloadNow, type FailedVerification, type VerifiedChallenge, type VerifyDeps, type VerifyFailure,
+  DEFAULT_USED_CHALLENGE_TTL_MS, verifyPayload, type FailedVerification, type VerifiedChallenge, type VerifyDeps, type VerifyFailure,
 } from '../pow/verify.js';
 
 export interface Assessment {
@@ -135,7 +135,7 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
 
   const withKey = (req: RequestContext, key: ApiKey): Reply | Promise<Reply> => {
     const body = parseBody(req.json(), o.maxFields);
-    const result = verifyPayloadNow(body.payload, verifyDeps, key.id);
+    const result = verifyPayload(body.payload, verifyDeps, key.id);
     return result instanceof Promise ? result.then((r) => checked(req, key, body, r)) : checked(req, key, body, result);
   };
 

@@ -182,9 +182,9 @@ test('replay key is data.challengeId when present, else the nonce; the claim las
 test('store failures propagate (→ 503), never verify', async () => {
   const s = await solved();
   const d = deps({ claimOnce: async () => { throw new PalisadeError('STORE_UNAVAILABLE'); } });
-  await assert.rejects(verifyPayload(s.payload, d, KEY), { code: 'STORE_UNAVAILABLE' });
+  await assert.rejects(async () => verifyPayload(s.payload, d, KEY), { code: 'STORE_UNAVAILABLE' });
   const full = deps({ claimOnce: async () => { throw new PalisadeError('STORE_FULL'); } });
-  await assert.rejects(verifyPayload(s.payload, full, KEY), { code: 'STORE_FULL' });
+  await assert.rejects(async () => verifyPayload(s.payload, full, KEY), { code: 'STORE_FULL' });
 });
 
 test('v1: tampered number, signature, key, expiry and the CVE-2025-68113 salt splice are all rejected', async () => {
