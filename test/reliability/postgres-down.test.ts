@@ -68,8 +68,20 @@ test('postgres stopped for 10 s: challenge and verify keep working from the key 
   let healthWhileDown: string[];
   let connection: HttpConnection | undefined;
   try {
-    // Both workers have loaded the key before the database goes away.
-    await waitFor('both workers served the key', () => new Set(workersServing(svc)).size === 2, 10_000);
+    // Both workers have loaded the key before the database goes away. A connection stays with the
+    // worker that accepted it and the loops may use only a few, so fresh connections ask too until
+    // both workers have answered (their challenges count like the loops').
+    await waitFor('both workers served the key', async () => {
+      if (new Set(workersServing(svc)).size === 2) return true;
+      const fresh = new HttpConnection(svc.port);
+      try {
+        const ch = await fresh.request('GET', `/v1/challenge?apiKey=${key.id}`);
+        tally.add(ch.status === 200 ? 'challenge 200' : `challenge ${ch.status}: ${ch.body.slice(0, 60)}`);
+      } finally {
+        fresh.close();
+      }
+      return false;
+    }, 10_000, 50);
     await sleep(1000);
 
     const health = (connection = new HttpConnection(svc.port));
