@@ -20,7 +20,7 @@ import type { Logger } from '../log.js';
 import type { RateRule } from '../parse.js';
 import { anonymizeIp } from '../ip.js';
 import { ipKey } from '../store/limit-key.js';
-import { checkRule, type StateStore } from '../store/state-store.js';
+import { checkRule, type StateStore, type SyncStateStore } from '../store/state-store.js';
 import type { AbuseMetrics, MaliciousReason, ThreatKind } from './metrics.js';
 import type { Penalties } from './penalty.js';
 import { createStoreFailureHandler, type StoreFailureOptions } from './store-failure.js';
@@ -159,6 +159,16 @@ export function createThreats(deps: ThreatDeps, options: ThreatOptions = {}): Th
       return false;
     });
 
+  /** readMark on the calling thread; `ipk` is ipKey(ip). */
+  const readMarkSync = (sync: SyncStateStore, ipk: string, kind: ThreatKind): boolean => {
+    try {
+      return sync.penaltySync(`mark|${kind}|${ipk}`) > 0;
+    } catch (err) {
+      onStoreError(err, 'marks');
+      return false;
+    }
+  };
+
   const malicious = (ip: string, reason: MaliciousReason): Promise<ThreatOutcome> => {
     if (!deps.enabled || rules.malicious === null) return IGNORED;
     metrics.malicious(reason);
@@ -200,12 +210,7 @@ export function createThreats(deps: ThreatDeps, options: ThreatOptions = {}): Th
       const sync = store.sync;
       if (sync === undefined) return undefined;
       if (!deps.enabled || rules.malicious === null) return false;
-      try {
-        return sync.penaltySync(`mark|malicious|${ipKey(ip)}`) > 0;
-      } catch (err) {
-        onStoreError(err, 'marks');
-        return false;
-      }
+      return readMarkSync(sync, ipKey(ip), 'malicious');
     },
     async standing(ip) {
       if (active.length === 0) return CLEAN;
@@ -216,14 +221,7 @@ export function createThreats(deps: ThreatDeps, options: ThreatOptions = {}): Th
       if (sync === undefined) return undefined;
       if (active.length === 0) return CLEAN;
       const ipk = ipKey(ip);
-      return standingOf(active.map((kind) => {
-        try {
-          return sync.penaltySync(`mark|${kind}|${ipk}`) > 0;
-        } catch (err) {
-          onStoreError(err, 'marks');
-          return false;
-        }
-      }));
+      return standingOf(active.map((kind) => readMarkSync(sync, ipk, kind)));
     },
   };
 }

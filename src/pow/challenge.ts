@@ -76,7 +76,7 @@ function deterministic(policy: ChallengePolicy, secrets: PowSecrets, nonce: Buff
 
 /**
  * Completes a derived challenge: expiry, data, signature = hex(HMAC-SHA256(secret,
- * JSON.stringify(sortKeysDeep(parameters)))). The parameters are written directly in sorted-key
+ * canonicalJson(parameters))). The parameters are written directly in sorted-key
  * order, so the string signed is the string sent (test/unit/pow-challenge.test.ts checks both agree).
  */
 export function signChallenge(policy: ChallengePolicy, derived: DerivedChallenge, ctx: ChallengeContext): string {
