@@ -98,7 +98,7 @@ export function createDriver(s: Scenario, target: Target, ctx: DriverContext, sa
         if (claimed <= count) return result;
         estimate = Math.max(estimate * 2, (claimed / durationS) * 1.5);
         if (attempt === FEED_ATTEMPTS) {
-          ctx.log(`    ${target.id}: feed still too small after ${attempt} attempts; keeping a run with replays`);
+          ctx.log(`    ${target.id}: feed still too small after ${attempt} attempts; keeping a run whose last requests went to /.live`);
           return result;
         }
         ctx.log(`    ${target.id}: feed of ${count} used up; repeating the run with a larger one`);

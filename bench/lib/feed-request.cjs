@@ -19,10 +19,20 @@ function attach(feed) {
   count = feed.count;
 }
 
+/** Sent past the end of the feed: harmless to every target (a replay would earn Palisade's penalty). */
+const PAST_THE_END = '/.live';
+
 function setupRequest(request) {
-  // Past the end the last body is sent again; the runner sees the overrun in `next` and retries
-  // the run with a larger feed, so no measured run ever contains a replay.
-  const i = Math.min(Atomics.add(next, 0, 1), count - 1);
+  // Past the end the runner sees the overrun in `next` and retries the run with a larger feed, so
+  // no measured run ever contains these. They go to /.live, not to the verify route: replays would
+  // mark the load generator's address as abusive and block it for the rest of the invocation.
+  const i = Atomics.add(next, 0, 1);
+  if (i >= count) {
+    request.method = 'GET';
+    request.path = PAST_THE_END;
+    request.body = undefined;
+    return request;
+  }
   request.body = bytes.subarray(offsets[i], offsets[i + 1]);
   return request;
 }
@@ -31,3 +41,4 @@ if (!isMainThread && workerData && workerData.opts && workerData.opts.benchFeed)
 
 module.exports = setupRequest;
 module.exports.attach = attach;
+module.exports.PAST_THE_END = PAST_THE_END;

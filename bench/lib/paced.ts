@@ -135,8 +135,11 @@ function requestSource(spec: RequestSpec, host: string): () => Buffer {
   const offsets = new Int32Array(feed.offsets);
   const claims = new Int32Array(feed.next);
   Atomics.store(claims, 0, 0);
+  // Past the end of the feed, GET /.live (see feed-request.cjs): never a replay.
+  const pastTheEnd = Buffer.from(`GET /.live HTTP/1.1\r\nhost: ${host}\r\n\r\n`, 'latin1');
   return () => {
-    const i = Math.min(Atomics.add(claims, 0, 1), feed.count - 1);
+    const i = Atomics.add(claims, 0, 1);
+    if (i >= feed.count) return pastTheEnd;
     const body = bytes.subarray(offsets[i], offsets[i + 1]);
     return Buffer.concat([Buffer.from(head(body.length), 'latin1'), body]);
   };

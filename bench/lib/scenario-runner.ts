@@ -249,6 +249,6 @@ function trouble(r: LoadResult): string {
   if (r.errors > 0) parts.push(`${r.errors} errors`);
   if (r.timeouts > 0) parts.push(`${r.timeouts} timeouts`);
   if (r.non2xx > 0) parts.push(`${r.non2xx} non-2xx (${Object.keys(r.statusCodes).join(', ')})`);
-  if (r.fed && r.fed.claimed > r.fed.available) parts.push('feed used up: replays');
+  if (r.fed && r.fed.claimed > r.fed.available) parts.push('feed used up: its last requests went to /.live');
   return parts.length === 0 ? '' : ` [${parts.join(', ')}]`;
 }
