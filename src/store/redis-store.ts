@@ -105,6 +105,12 @@ return s
 
 type Reply5 = [number, number, number, number, number];
 
+interface PendingRead {
+  readonly key: string;
+  readonly resolve: (score: number) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 interface ScriptCommands {
   palisadeHit(key: string, limit: number, windowMs: number, holdMs: number): Promise<Reply5>;
   palisadePeek(key: string, limit: number, windowMs: number): Promise<Reply5>;
@@ -125,6 +131,9 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     connectTimeout: o.connectTimeout,
     maxRetriesPerRequest: o.maxRetries,
     lazyConnect: true,
+    // No auto-pipelining: with it, a command queued behind a stalled one outlived commandTimeout
+    // (test/reliability/redis-stall.test.ts saw 503s after two timeouts, not one). Reads are
+    // batched by penalty() instead.
   });
   client.defineCommand('palisadeHit', { numberOfKeys: 1, lua: HIT_LUA });
   client.defineCommand('palisadePeek', { numberOfKeys: 1, lua: PEEK_LUA, readOnly: true });
@@ -142,6 +151,8 @@ export class RedisStore implements StateStore {
   readonly #unavailable: (err: unknown) => never;
   #lastLogAt = 0;
   #policyCheck: Promise<void> = Promise.resolve();
+  /** penalty() reads waiting for this tick's MGET. */
+  #reads: PendingRead[] = [];
 
   constructor(client: Redis, log: StoreLogger) {
     this.#client = client;
@@ -210,14 +221,46 @@ export class RedisStore implements StateStore {
     }
   }
 
+  /**
+   * Reads issued in the same tick go to Redis as one MGET: a verification reads its penalty, its
+   * failed attempts and its threat marks together, and each command costs the client far more
+   * than the key it reads (with auto-pipelining, S3 verifications per second rose by a quarter).
+   * Concurrent requests in the same tick share the MGET too.
+   */
   penalty(key: string): Promise<number> {
+    let k: string;
     try {
-      const k = storeKey('p', checkKey('key', key));
-      return this.#client.get(k).then((v) => (v === null ? 0 : Number(v)), this.#unavailable);
+      k = storeKey('p', checkKey('key', key));
     } catch (err) {
       return Promise.reject(err);
     }
+    return new Promise<number>((resolve, reject) => {
+      if (this.#reads.length === 0) queueMicrotask(this.#flushReads);
+      this.#reads.push({ key: k, resolve, reject });
+    });
   }
+
+  readonly #flushReads = (): void => {
+    const batch = this.#reads;
+    this.#reads = [];
+    const settle = (values: (string | null)[]) => {
+      for (let i = 0; i < batch.length; i++) {
+        const v = values[i];
+        batch[i]!.resolve(v === null || v === undefined ? 0 : Number(v));
+      }
+    };
+    const fail = (err: unknown) => {
+      let refusal: unknown;
+      try {
+        this.#unavailable(err);
+      } catch (e) {
+        refusal = e;
+      }
+      for (const r of batch) r.reject(refusal);
+    };
+    if (batch.length === 1) this.#client.get(batch[0]!.key).then((v) => settle([v]), fail);
+    else this.#client.mget(batch.map((r) => r.key)).then(settle, fail);
+  };
 
   /**
    * Does Redis keep its data across a restart? true with the append-only file on, false without it

@@ -72,6 +72,34 @@ test('keys: prefixed, kind-separated, TTLs set; long ids and lone surrogates are
   }
 });
 
+test('penalty reads in one tick go to Redis as one MGET, each with its own value', { skip }, async () => {
+  const store = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}mget:`, logger: captureLogger().logger });
+  const raw = new Redis(REDIS_URL);
+  const monitor = await raw.monitor();
+  const seen: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args.some((a) => a.startsWith(`${prefix}mget:`))) seen.push(args);
+  });
+  try {
+    await store.addPenalty('a', 3, 60_000);
+    await store.addPenalty('b', 5, 60_000);
+    await sleep(50);
+    seen.length = 0;
+    const values = await Promise.all([store.penalty('a'), store.penalty('missing'), store.penalty('b'), store.penalty('a')]);
+    assert.deepEqual(values, [3, 0, 5, 3]);
+    assert.equal(await store.penalty('b'), 5, 'a read alone in its tick');
+    await sleep(100); // MONITOR lines arrive after the replies
+    assert.deepEqual(seen.map((args) => args[0]!.toLowerCase()), ['mget', 'get'], JSON.stringify(seen));
+    assert.deepEqual(seen[0]!.slice(1), ['a', 'missing', 'b', 'a'].map((k) => `${prefix}mget:p:${k}`));
+    // A key the store refuses fails alone, before any command.
+    await assert.rejects(Promise.all([store.penalty(42 as unknown as string), store.penalty('a')]), { name: 'TypeError' });
+  } finally {
+    monitor.disconnect();
+    await raw.quit();
+    await store.close();
+  }
+});
+
 test('unreachable Redis: every operation rejects with STORE_UNAVAILABLE, quickly, never true', async () => {
   const { logger, lines } = captureLogger();
   const started = Date.now();
@@ -83,6 +111,8 @@ test('unreachable Redis: every operation rejects with STORE_UNAVAILABLE, quickly
     await assert.rejects(store.peek('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.addPenalty('k', 1, 1000), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
+    const batch = await Promise.allSettled([store.penalty('k1'), store.penalty('k2'), store.penalty('k3')]);
+    assert.deepEqual(batch.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(3).fill('STORE_UNAVAILABLE'));
     assert.equal(await store.ping(), false);
     // Bounded by the timeouts, not by retries; generous for a loaded machine.
     assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
@@ -103,6 +133,8 @@ test('a hung Redis: commands reject with STORE_UNAVAILABLE after commandTimeout'
     await assert.rejects(store.hit('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
     assert.ok(Date.now() - started >= 190 * 3 - 30, 'each waited for its timeout');
+    const batch = await Promise.allSettled([store.penalty('k1'), store.penalty('k2')]);
+    assert.deepEqual(batch.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), ['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE']);
   } finally {
     await store.close();
     await hung.close();
