@@ -436,7 +436,7 @@ function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: n
       clearTimeout(timer);
       return done(new PalisadeError('BODY_TOO_LARGE'), EMPTY);
     }
-    chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+    chunks.push(Buffer.from(chunk.slice(0))); // the copy uWS requires, wrapped without a second copy
     if (isLast) {
       settled = true;
       clearTimeout(timer);
