@@ -216,16 +216,38 @@ function summarize(
   return {
     id: s.id, title: s.title, skipped: null, loadBefore, loadAfter: loadAverage(), targets: results, derivation,
     floodRatio: prod && noflood ? ratio(prod.rps, noflood.rps) : null,
-    checks: s.checks.map((c) => evaluate(c, byConfig(c.config), derivation?.ratios[c.config] ?? null, derivation?.wrkRatios[c.config] ?? null)),
+    checks: s.checks.map((c) => evaluate(c, byConfig(c.config), { L, P, derivation: derivationRate }, derivation?.ratios[c.config] ?? null,
+      derivation?.wrkRatios[c.config] ?? null)),
   };
 }
 
-function evaluate(c: Check, r: TargetResult | undefined, derivationRatio: number | null, wrkDerivationRatio: number | null): CheckResult {
+/** The medians a ratio target is decided on: the shown ratios are rounded to two places, `met` is not. */
+interface Denominators {
+  readonly L: number | null;
+  readonly P: number | null;
+  readonly derivation: number | null;
+}
+
+/** a ÷ b ≥ min, unrounded (0.29986 shows as 0.3 and is not ≥ 0.3). */
+function atLeast(a: number | null | undefined, b: number | null, min: number): boolean {
+  return a != null && b != null && b > 0 && a / b >= min;
+}
+
+/** The shown ratio, with four places (cut, not rounded) where two would round a miss onto the target. */
+function shown(rounded: number | null, a: number | null | undefined, b: number | null, min: number, met: boolean): number | null {
+  if (rounded === null || met || rounded < min || a == null || b == null || b <= 0) return rounded;
+  return Math.floor((a / b) * 1e4) / 1e4;
+}
+
+function evaluate(c: Check, r: TargetResult | undefined, of: Denominators, derivationRatio: number | null, wrkDerivationRatio: number | null): CheckResult {
   switch (c.kind) {
     case 'vsL':
     case 'vsP': {
-      const measured = (c.kind === 'vsL' ? r?.vsL : r?.vsP) ?? null;
-      const result = { label: `${c.config} ÷ ${c.kind === 'vsL' ? 'L' : 'P'}`, measured, target: `≥ ${c.min}`, met: measured !== null && measured >= c.min };
+      const rounded = (c.kind === 'vsL' ? r?.vsL : r?.vsP) ?? null;
+      const base = c.kind === 'vsL' ? of.L : of.P;
+      const met = rounded !== null && atLeast(r?.rps, base, c.min);
+      const measured = shown(rounded, r?.rps, base, c.min, met);
+      const result = { label: `${c.config} ÷ ${c.kind === 'vsL' ? 'L' : 'P'}`, measured, target: `≥ ${c.min}`, met };
       return c.kind === 'vsL' && r?.wrkVsL != null ? { ...result, wrk: r.wrkVsL } : result;
     }
     case 'p99': {
@@ -233,7 +255,9 @@ function evaluate(c: Check, r: TargetResult | undefined, derivationRatio: number
       return { label: `${c.config} p99 at 50% of max, paced (ms)`, measured, target: `≤ ${c.maxMs}`, met: measured !== null && measured <= c.maxMs };
     }
     case 'derivation': {
-      const result = { label: `${c.config} issuance ÷ derivation alone`, measured: derivationRatio, target: `≥ ${c.min}`, met: derivationRatio !== null && derivationRatio >= c.min };
+      const met = derivationRatio !== null && atLeast(r?.rps, of.derivation, c.min);
+      const measured = shown(derivationRatio, r?.rps, of.derivation, c.min, met);
+      const result = { label: `${c.config} issuance ÷ derivation alone`, measured, target: `≥ ${c.min}`, met };
       return wrkDerivationRatio === null ? result : { ...result, wrk: wrkDerivationRatio };
     }
   }
