@@ -38,23 +38,25 @@ export function verifyRequestLog(row: StoredRequestLog, secret: string): boolean
   return timingSafeEqual(Buffer.from(requestLogHmac(row, secret), 'hex'), Buffer.from(row.hmac, 'hex'));
 }
 
-/** Largest number of rows per INSERT (8 parameters each, far below the protocol's 65,535). */
-const ROWS_PER_INSERT = 1000;
+/**
+ * Rows per INSERT. All rows go in as nine array parameters through unnest(), so the statement text
+ * is the same whatever the row count: the server parses and plans it once per connection (a
+ * multi-row VALUES list was a new statement with 9 parameters per row for every batch).
+ */
+const ROWS_PER_INSERT = 5000;
 
 export async function insertRequestLogs(q: Queryable, entries: readonly RequestLogEntry[], hmacSecret: string | null): Promise<void> {
   for (let i = 0; i < entries.length; i += ROWS_PER_INSERT) {
-    const rows = entries.slice(i, i + ROWS_PER_INSERT).map((e) => ({
-      time: new Date(e.time),
-      api_key_id: e.apiKeyId,
-      account_id: e.accountId,
-      ip: e.ip,
-      method: e.method,
-      path: e.path,
-      status: e.status,
-      duration_ms: e.durationMs,
-      hmac: hmacSecret === null ? null : requestLogHmac(e, hmacSecret),
-    }));
-    await q`insert into request_logs ${q(rows, 'time', 'api_key_id', 'account_id', 'ip', 'method', 'path', 'status', 'duration_ms', 'hmac')}`;
+    const rows = entries.slice(i, i + ROWS_PER_INSERT);
+    const column = <T>(pick: (e: RequestLogEntry) => T) => q.array(rows.map(pick) as never[]);
+    await q`
+      insert into request_logs (time, api_key_id, account_id, ip, method, path, status, duration_ms, hmac)
+      select * from unnest(
+        ${column((e) => new Date(e.time).toISOString())}::timestamptz[], ${column((e) => e.apiKeyId)}::text[],
+        ${column((e) => e.accountId)}::text[], ${column((e) => e.ip)}::text[], ${column((e) => e.method)}::text[],
+        ${column((e) => e.path)}::text[], ${column((e) => e.status)}::smallint[], ${column((e) => e.durationMs)}::float8[],
+        ${column((e) => (hmacSecret === null ? null : requestLogHmac(e, hmacSecret)))}::text[]
+      )`;
   }
 }
 

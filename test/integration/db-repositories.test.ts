@@ -226,5 +226,26 @@ for (const kind of ['pglite', 'postgres'] as DbKind[]) {
       assert.deepEqual((await listRequestLogs(sql(), { apiKeyId: 'key_x' })).map((r) => r.path), ['/v1/verify']);
       await assert.rejects(deleteOldRequestLogs(sql(), -1), /non-negative/);
     });
+
+    it('request logs: hostile strings and large batches are stored exactly as given', async () => {
+      const secret = 'embedded-db-hmac-secret-0123456789';
+      const time = Date.UTC(2024, 5, 1, 12, 0, 0, 123);
+      const paths = ['/a"b', '/back\\slash', '/{braces},comma', 'NULL', '', "/'quote'; drop table request_logs; --", '/ünï €😀', '/x'.repeat(1000)];
+      const hostile = paths.map((path, i) => ({
+        time: time + i, apiKeyId: 'key_hostile', accountId: i % 2 === 0 ? null : 'NULL', ip: i % 3 === 0 ? null : '"{,}"',
+        method: i % 2 === 0 ? 'GET' : 'POST', path, status: 200 + i, durationMs: i + 0.125,
+      }));
+      const many = Array.from({ length: 6000 }, (_, i) => ({
+        time: time - 1000 - i, apiKeyId: 'key_many', accountId: null, ip: null, method: 'GET', path: `/p/${i}`, status: 200, durationMs: 1,
+      }));
+      await insertRequestLogs(sql(), [...hostile, ...many], secret);
+      const stored = await listRequestLogs(sql(), { apiKeyId: 'key_hostile' });
+      assert.deepEqual(stored.map((r) => ({ ...r, id: undefined, hmac: undefined })).reverse(),
+        hostile.map((e) => ({ ...e, id: undefined, hmac: undefined })));
+      assert.ok(stored.every((r) => verifyRequestLog(r, secret)), 'each row has its own HMAC');
+      const rows = await listRequestLogs(sql(), { apiKeyId: 'key_many', limit: 10_000 });
+      assert.equal(rows.length, 6000);
+      assert.deepEqual(new Set(rows.map((r) => r.path)).size, 6000);
+    });
   });
 }
