@@ -41,4 +41,3 @@ if (!isMainThread && workerData && workerData.opts && workerData.opts.benchFeed)
 
 module.exports = setupRequest;
 module.exports.attach = attach;
-module.exports.PAST_THE_END = PAST_THE_END;
