@@ -229,12 +229,12 @@ interface Denominators {
 }
 
 /** a ÷ b ≥ min, unrounded (0.29986 shows as 0.3 and is not ≥ 0.3). */
-function atLeast(a: number | null | undefined, b: number | null, min: number): boolean {
+export function atLeast(a: number | null | undefined, b: number | null, min: number): boolean {
   return a != null && b != null && b > 0 && a / b >= min;
 }
 
 /** The shown ratio, with four places (cut, not rounded) where two would round a miss onto the target. */
-function shown(rounded: number | null, a: number | null | undefined, b: number | null, min: number, met: boolean): number | null {
+export function shown(rounded: number | null, a: number | null | undefined, b: number | null, min: number, met: boolean): number | null {
   if (rounded === null || met || rounded < min || a == null || b == null || b <= 0) return rounded;
   return Math.floor((a / b) * 1e4) / 1e4;
 }
