@@ -1,6 +1,10 @@
 // StateStore on Redis (REDIS_URL), for several hosts sharing one state. DESIGN.md section 3.
 // Claims are `SET key 1 PX ttl NX`; a rate-limit hit and a penalty addition are one Lua script each
 // (atomic on the server, clocked by the server's TIME so every node agrees on window boundaries).
+// Claims and reads wait for the end of the event loop's poll phase (setImmediate) and go out
+// together: every claim of that turn in one command (a Lua script of SET NX), every read in one
+// MGET. Under load a turn handles many requests, and each command costs the client more than the
+// keys in it.
 // The client never queues: with Redis down or slow, an operation rejects with STORE_UNAVAILABLE
 // within commandTimeout, and a claim is never answered true without Redis having stored it.
 import { createHash } from 'node:crypto';
@@ -51,31 +55,38 @@ const RAW_KEY_MAX = 200;
 const LONE_SURROGATE = /\p{Cs}/u;
 
 // Window state in one string "held:expiry:count" (expiry: the window's end, or the held-until
-// while held; epoch ms). The same rules as native/shm-table.cc Table::Hit.
-const HIT_LUA = `
+// while held; epoch ms). The same rules as native/shm-table.cc Table::Hit. One hit per key, in
+// order (two hits on one key in a batch count twice); ARGV holds limit, window, hold per key; the
+// reply is five numbers per key.
+const HITS_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit, win, hold = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local held, expiry, count = 0, 0, 0
-local v = redis.call('GET', KEYS[1])
-if v then
-  local h, e, c = string.match(v, '^(%d):(%d+):(%d+)$')
-  if h then held, expiry, count = tonumber(h), tonumber(e), tonumber(c) end
+local out = {}
+for i = 1, #KEYS do
+  local limit, win, hold = tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i])
+  local held, expiry, count = 0, 0, 0
+  local v = redis.call('GET', KEYS[i])
+  if v then
+    local h, e, c = string.match(v, '^(%d):(%d+):(%d+)$')
+    if h then held, expiry, count = tonumber(h), tonumber(e), tonumber(c) end
+  end
+  if expiry <= now then
+    held, count, expiry = 0, 0, (math.floor(now / win) + 1) * win
+  end
+  count = math.min(count + 1, ${STORE_LIMITS.maxRuleCount + 1})
+  local allowed = 0
+  if held == 0 and count <= limit then allowed = 1 end
+  if held == 0 and count > limit and hold > 0 then
+    held, expiry = 1, math.max(expiry, now + hold)
+  end
+  redis.call('SET', KEYS[i], string.format('%d:%d:%d', held, expiry, count), 'PX', string.format('%d', expiry - now))
+  local remaining, blocked = 0, 0
+  if allowed == 1 then remaining = limit - count end
+  if held == 1 then blocked = expiry end
+  local o = 5 * (i - 1)
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = allowed, remaining, expiry - now, blocked, count
 end
-if expiry <= now then
-  held, count, expiry = 0, 0, (math.floor(now / win) + 1) * win
-end
-count = math.min(count + 1, ${STORE_LIMITS.maxRuleCount + 1})
-local allowed = 0
-if held == 0 and count <= limit then allowed = 1 end
-if held == 0 and count > limit and hold > 0 then
-  held, expiry = 1, math.max(expiry, now + hold)
-end
-redis.call('SET', KEYS[1], string.format('%d:%d:%d', held, expiry, count), 'PX', string.format('%d', expiry - now))
-local remaining, blocked = 0, 0
-if allowed == 1 then remaining = limit - count end
-if held == 1 then blocked = expiry end
-return {allowed, remaining, expiry - now, blocked, count}
+return out
 `;
 
 const PEEK_LUA = `
@@ -97,6 +108,18 @@ if held == 1 then blocked = expiry end
 return {allowed, remaining, expiry - now, blocked, count}
 `;
 
+// One `SET key 1 PX ttl NX` per key, in order (the first of two claims of one id in a batch wins).
+const CLAIMS_LUA = `
+local out = {}
+for i = 1, #KEYS do
+  if redis.call('SET', KEYS[i], '1', 'PX', ARGV[i], 'NX') then out[i] = 1 else out[i] = 0 end
+end
+return out
+`;
+
+/** Keys per batched command; a turn with more goes out in several. */
+const BATCH_MAX = 500;
+
 const PENALTY_LUA = `
 local s = math.min((tonumber(redis.call('GET', KEYS[1])) or 0) + tonumber(ARGV[1]), ${STORE_LIMITS.maxPenalty})
 redis.call('SET', KEYS[1], string.format('%d', s), 'PX', ARGV[2])
@@ -105,16 +128,27 @@ return s
 
 type Reply5 = [number, number, number, number, number];
 
-interface PendingRead {
+interface Pending<T> {
   readonly key: string;
-  readonly resolve: (score: number) => void;
+  readonly resolve: (value: T) => void;
   readonly reject: (err: unknown) => void;
 }
 
+interface PendingClaim extends Pending<boolean> {
+  readonly ttlMs: number;
+}
+
+interface PendingHit extends Pending<HitResult> {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly holdMs: number;
+}
+
 interface ScriptCommands {
-  palisadeHit(key: string, limit: number, windowMs: number, holdMs: number): Promise<Reply5>;
+  palisadeHits(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
   palisadePeek(key: string, limit: number, windowMs: number): Promise<Reply5>;
   palisadePenalty(key: string, n: number, ttlMs: number): Promise<number>;
+  palisadeClaims(numberOfKeys: number, ...keysThenTtls: (string | number)[]): Promise<number[]>;
 }
 
 /**
@@ -135,9 +169,10 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     // (test/reliability/redis-stall.test.ts saw 503s after two timeouts, not one). Reads are
     // batched by penalty() instead.
   });
-  client.defineCommand('palisadeHit', { numberOfKeys: 1, lua: HIT_LUA });
+  client.defineCommand('palisadeHits', { lua: HITS_LUA });
   client.defineCommand('palisadePeek', { numberOfKeys: 1, lua: PEEK_LUA, readOnly: true });
   client.defineCommand('palisadePenalty', { numberOfKeys: 1, lua: PENALTY_LUA });
+  client.defineCommand('palisadeClaims', { lua: CLAIMS_LUA });
   const store = new RedisStore(client, o.logger ?? consoleLogger);
   await store.connect(o.connectTimeout);
   return store;
@@ -151,8 +186,13 @@ export class RedisStore implements StateStore {
   readonly #unavailable: (err: unknown) => never;
   #lastLogAt = 0;
   #policyCheck: Promise<void> = Promise.resolve();
-  /** penalty() reads waiting for this tick's MGET. */
-  #reads: PendingRead[] = [];
+  /** claimOnce() calls waiting for this turn's claims command. */
+  #claims: PendingClaim[] = [];
+  /** hit() calls waiting for this turn's hits command. */
+  #hits: PendingHit[] = [];
+  /** penalty() reads waiting for this turn's MGET. */
+  #reads: Pending<number>[] = [];
+  #flushScheduled = false;
 
   constructor(client: Redis, log: StoreLogger) {
     this.#client = client;
@@ -183,23 +223,35 @@ export class RedisStore implements StateStore {
     });
   }
 
+  /** Sent with the other claims of this event-loop turn (class comment). */
   claimOnce(id: string, ttlMs: number): Promise<boolean> {
+    let key: string;
+    let ttl: number;
     try {
-      const key = storeKey('c', checkKey('id', id));
-      return this.#client.set(key, '1', 'PX', checkTtl(ttlMs), 'NX').then((r) => r === 'OK', this.#unavailable);
+      key = storeKey('c', checkKey('id', id));
+      ttl = checkTtl(ttlMs);
     } catch (err) {
       return Promise.reject(err);
     }
+    return new Promise<boolean>((resolve, reject) => {
+      this.#schedule();
+      this.#claims.push({ key, ttlMs: ttl, resolve, reject });
+    });
   }
 
+  /** Sent with the other hits of this event-loop turn (class comment). */
   hit(limitKey: string, rule: RateRule): Promise<HitResult> {
+    let key: string;
     try {
       checkRule(rule);
-      const key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey));
-      return this.#scripts.palisadeHit(key, rule.count, rule.windowMs, holdMs(rule)).then(toHitResult, this.#unavailable);
+      key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey));
     } catch (err) {
       return Promise.reject(err);
     }
+    return new Promise<HitResult>((resolve, reject) => {
+      this.#schedule();
+      this.#hits.push({ key, limit: rule.count, windowMs: rule.windowMs, holdMs: holdMs(rule), resolve, reject });
+    });
   }
 
   peek(limitKey: string, rule: RateRule): Promise<HitResult> {
@@ -222,10 +274,8 @@ export class RedisStore implements StateStore {
   }
 
   /**
-   * Reads issued in the same tick go to Redis as one MGET: a verification reads its penalty, its
-   * failed attempts and its threat marks together, and each command costs the client far more
-   * than the key it reads (S3 verifications per second +10 % in an A/B, bench/README.md).
-   * Concurrent requests in the same tick share the MGET too.
+   * Sent with the other reads of this event-loop turn as one MGET: a verification's penalty and
+   * failed attempts, and every other request's reads of the same turn (bench/README.md, S3).
    */
   penalty(key: string): Promise<number> {
     let k: string;
@@ -235,32 +285,83 @@ export class RedisStore implements StateStore {
       return Promise.reject(err);
     }
     return new Promise<number>((resolve, reject) => {
-      if (this.#reads.length === 0) queueMicrotask(this.#flushReads);
+      this.#schedule();
       this.#reads.push({ key: k, resolve, reject });
     });
   }
 
-  readonly #flushReads = (): void => {
-    const batch = this.#reads;
+  #schedule(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(this.#flush);
+  }
+
+  readonly #flush = (): void => {
+    this.#flushScheduled = false;
+    const { claims, hits, reads } = this.#take();
+    for (let i = 0; i < hits.length; i += BATCH_MAX) this.#sendHits(hits.slice(i, i + BATCH_MAX));
+    for (let i = 0; i < claims.length; i += BATCH_MAX) this.#sendClaims(claims.slice(i, i + BATCH_MAX));
+    for (let i = 0; i < reads.length; i += BATCH_MAX) this.#sendReads(reads.slice(i, i + BATCH_MAX));
+  };
+
+  #take(): { claims: PendingClaim[]; hits: PendingHit[]; reads: Pending<number>[] } {
+    const taken = { claims: this.#claims, hits: this.#hits, reads: this.#reads };
+    this.#claims = [];
+    this.#hits = [];
     this.#reads = [];
+    return taken;
+  }
+
+  #sendHits(batch: PendingHit[]): void {
+    const args: (string | number)[] = batch.map((h) => h.key);
+    for (const h of batch) args.push(h.limit, h.windowMs, h.holdMs);
+    this.#scripts.palisadeHits(batch.length, ...args).then((r) => {
+      for (let i = 0; i < batch.length; i++) {
+        const o = 5 * i;
+        batch[i]!.resolve({ allowed: r[o] === 1, remaining: r[o + 1]!, resetMs: r[o + 2]!, blockedUntil: r[o + 3]!, count: r[o + 4]! });
+      }
+    }, this.#failAll(batch));
+  }
+
+  // A failed command fails every operation in it with STORE_UNAVAILABLE. A claim in a batch that
+  // failed may still have been stored: that challenge is spent, never accepted twice.
+  #sendClaims(batch: PendingClaim[]): void {
+    const fail = this.#failAll(batch);
+    if (batch.length === 1) {
+      const c = batch[0]!;
+      this.#client.set(c.key, '1', 'PX', c.ttlMs, 'NX').then((r) => c.resolve(r === 'OK'), fail);
+      return;
+    }
+    const args: (string | number)[] = batch.map((c) => c.key);
+    for (const c of batch) args.push(c.ttlMs);
+    this.#scripts.palisadeClaims(batch.length, ...args).then((flags) => {
+      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(flags[i] === 1);
+    }, fail);
+  }
+
+  #sendReads(batch: Pending<number>[]): void {
+    const fail = this.#failAll(batch);
     const settle = (values: (string | null)[]) => {
       for (let i = 0; i < batch.length; i++) {
         const v = values[i];
         batch[i]!.resolve(v === null || v === undefined ? 0 : Number(v));
       }
     };
-    const fail = (err: unknown) => {
+    if (batch.length === 1) this.#client.get(batch[0]!.key).then((v) => settle([v]), fail);
+    else this.#client.mget(batch.map((r) => r.key)).then(settle, fail);
+  }
+
+  #failAll(batch: readonly Pending<never>[]): (err: unknown) => void {
+    return (err) => {
       let refusal: unknown;
       try {
         this.#unavailable(err);
       } catch (e) {
         refusal = e;
       }
-      for (const r of batch) r.reject(refusal);
+      for (const op of batch) op.reject(refusal);
     };
-    if (batch.length === 1) this.#client.get(batch[0]!.key).then((v) => settle([v]), fail);
-    else this.#client.mget(batch.map((r) => r.key)).then(settle, fail);
-  };
+  }
 
   /**
    * Does Redis keep its data across a restart? true with the append-only file on, false without it

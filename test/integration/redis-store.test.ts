@@ -72,7 +72,7 @@ test('keys: prefixed, kind-separated, TTLs set; long ids and lone surrogates are
   }
 });
 
-test('penalty reads in one tick go to Redis as one MGET, each with its own value', { skip }, async () => {
+test('penalty reads in one event-loop turn go to Redis as one MGET, each with its own value', { skip }, async () => {
   const store = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}mget:`, logger: captureLogger().logger });
   const raw = new Redis(REDIS_URL);
   const monitor = await raw.monitor();
@@ -87,12 +87,57 @@ test('penalty reads in one tick go to Redis as one MGET, each with its own value
     seen.length = 0;
     const values = await Promise.all([store.penalty('a'), store.penalty('missing'), store.penalty('b'), store.penalty('a')]);
     assert.deepEqual(values, [3, 0, 5, 3]);
-    assert.equal(await store.penalty('b'), 5, 'a read alone in its tick');
+    assert.equal(await store.penalty('b'), 5, 'a read alone in its turn');
     await sleep(100); // MONITOR lines arrive after the replies
     assert.deepEqual(seen.map((args) => args[0]!.toLowerCase()), ['mget', 'get'], JSON.stringify(seen));
     assert.deepEqual(seen[0]!.slice(1), ['a', 'missing', 'b', 'a'].map((k) => `${prefix}mget:p:${k}`));
     // A key the store refuses fails alone, before any command.
     await assert.rejects(Promise.all([store.penalty(42 as unknown as string), store.penalty('a')]), { name: 'TypeError' });
+  } finally {
+    monitor.disconnect();
+    await raw.quit();
+    await store.close();
+  }
+});
+
+test('claims and hits of one event-loop turn go to Redis as one command each, in order; large turns are split', { skip }, async () => {
+  const store = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}turn:`, logger: captureLogger().logger });
+  const raw = new Redis(REDIS_URL);
+  const monitor = await raw.monitor();
+  const seen: string[][] = [];
+  // The commands the client sent (a script's own calls show as source "lua").
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source !== 'lua' && args.some((a) => a.startsWith(`${prefix}turn:`))) seen.push(args);
+  });
+  const rule = parseRateRule('2/1m');
+  try {
+    // Load both scripts (the first call of a script may go as EVALSHA, then EVAL).
+    await Promise.all([store.claimOnce('warm-1', 60_000), store.claimOnce('warm-2', 60_000), store.hit('warm', rule)]);
+    await sleep(100);
+    seen.length = 0;
+
+    const [claims, hits, reads] = await Promise.all([
+      Promise.all([store.claimOnce('x1', 60_000), store.claimOnce('x2', 30_000), store.claimOnce('x1', 60_000)]),
+      Promise.all([store.hit('h', rule), store.hit('h', rule), store.hit('other', rule), store.hit('h', rule)]),
+      Promise.all([store.penalty('p1'), store.penalty('p2')]),
+    ]);
+    assert.deepEqual(claims, [true, true, false], 'the first claim of an id in a turn wins');
+    assert.deepEqual(hits.map((h) => [h.allowed, h.remaining, h.count]), [[true, 1, 1], [true, 0, 2], [true, 1, 1], [false, 0, 3]]);
+    for (const h of hits) assert.ok(h.resetMs > 0 && h.resetMs <= 60_000, String(h.resetMs));
+    assert.deepEqual(reads, [0, 0]);
+    await sleep(100); // MONITOR lines arrive after the replies
+    assert.deepEqual(seen.map((a) => [a[0]!.toLowerCase(), a[2]]), [['evalsha', '4'], ['evalsha', '3'], ['mget', `${prefix}turn:p:p2`]], JSON.stringify(seen));
+    assert.deepEqual(seen[1]!.slice(3), [...['x1', 'x2', 'x1'].map((k) => `${prefix}turn:c:${k}`), '60000', '30000', '60000']);
+    const ttl = await raw.pttl(`${prefix}turn:c:x2`);
+    assert.ok(ttl > 0 && ttl <= 30_000, String(ttl));
+
+    // 1,201 claims in one turn: three commands of at most 500 keys; every id claimed exactly once.
+    seen.length = 0;
+    const ids = Array.from({ length: 1201 }, (_, i) => `big-${i}`);
+    assert.deepEqual(await Promise.all(ids.map((id) => store.claimOnce(id, 60_000))), Array(1201).fill(true));
+    assert.deepEqual(await Promise.all(ids.map((id) => store.claimOnce(id, 60_000))), Array(1201).fill(false));
+    await sleep(200);
+    assert.deepEqual(seen.map((a) => Number(a[2])), [500, 500, 201, 500, 500, 201]);
   } finally {
     monitor.disconnect();
     await raw.quit();
