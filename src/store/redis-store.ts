@@ -1,10 +1,10 @@
 // StateStore on Redis (REDIS_URL), for several hosts sharing one state. DESIGN.md section 3.
 // Claims are `SET key 1 PX ttl NX`; a rate-limit hit and a penalty addition are one Lua script each
 // (atomic on the server, clocked by the server's TIME so every node agrees on window boundaries).
-// Claims and reads wait for the end of the event loop's poll phase (setImmediate) and go out
-// together: every claim of that turn in one command (a Lua script of SET NX), every read in one
-// MGET. Under load a turn handles many requests, and each command costs the client more than the
-// keys in it.
+// Claims, hits and reads wait for the end of the event loop's poll phase (setImmediate) and go
+// out together: every claim of that turn in one command (a Lua script of SET NX), every hit in one
+// script, every read in one MGET. Under load a turn handles many requests, and each command costs
+// the client more than the keys in it.
 // The client never queues: with Redis down or slow, an operation rejects with STORE_UNAVAILABLE
 // within commandTimeout, and a claim is never answered true without Redis having stored it.
 import { createHash } from 'node:crypto';
