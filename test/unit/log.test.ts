@@ -74,6 +74,41 @@ test('logger.flush() flushes a destination that buffers (flushSync) and calls ba
   assert.equal(called, true);
 });
 
+test('batch: the lines of one event-loop turn reach the destination as one write, in order; 16 KB hands over early; flush() hands over at once', async () => {
+  const { logger, lines, tapped } = capture({ batch: true, base: { worker: 2 } });
+  const access = accessLog(logger);
+  logger.warn({ n: 1 }, 'first');
+  access(RECORDS[0]!);
+  logger.error({ n: 2 }, 'third');
+  assert.equal(lines.length, 0, 'nothing before the turn ends');
+  assert.equal(tapped.length, 3, 'the tap still gets each line at once');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(lines.length, 1);
+  assert.deepEqual(lines[0]!.split('\n'), [...tapped, '']);
+  assert.deepEqual(lines[0]!.split('\n').slice(0, 3).map((l) => (JSON.parse(l) as { msg?: string; type?: string }).msg ?? 'access'),
+    ['first', 'access', 'third']);
+
+  // 200 access lines of ~150 bytes in one turn: handed over each time 16 KB is reached, nothing lost.
+  lines.length = 0;
+  tapped.length = 0;
+  for (let i = 0; i < 200; i++) access({ ...RECORDS[1]!, status: 200 + (i % 100) });
+  assert.ok(lines.length >= 1, 'handed over before the turn ended');
+  for (const chunk of lines) assert.ok(chunk.length < 16 * 1024 + 200, String(chunk.length));
+  logger.flush();
+  const all = lines.join('');
+  assert.equal(all, tapped.map((l) => `${l}\n`).join(''));
+  assert.equal(all.split('\n').length - 1, 200);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(lines.join(''), all, 'nothing written twice after the flush');
+});
+
+test('without batch (the default for a given destination) every line is written at once', () => {
+  const { logger, lines } = capture();
+  logger.info('a');
+  accessLog(logger)(RECORDS[0]!);
+  assert.equal(lines.length, 2);
+});
+
 test('secrets stay redacted in pino records', () => {
   const { logger, lines } = capture();
   logger.info({ secret: 'sec_abc', nested: { secret: 'x' }, authorization: 'Bearer y' }, 'm');
