@@ -1,10 +1,11 @@
 // StateStore on Redis (REDIS_URL), for several hosts sharing one state. DESIGN.md section 3.
-// Claims are `SET key 1 PX ttl NX`; a rate-limit hit and a penalty addition are one Lua script each
-// (atomic on the server, clocked by the server's TIME so every node agrees on window boundaries).
+// Claims are `SET key 1 PX ttl NX`; rate-limit hits and penalty additions are Lua scripts (atomic
+// on the server, clocked by the server's TIME so every node agrees on window boundaries).
 // Claims, hits and reads wait for the end of the event loop's poll phase (setImmediate) and go
 // out together: every claim of that turn in one command (a Lua script of SET NX), every hit in one
 // script, every read in one MGET. Under load a turn handles many requests, and each command costs
-// the client more than the keys in it.
+// the client more than the keys in it. Penalty additions and peeks go at once, so a read issued
+// before an addition in the same turn may already see it (nothing relies on the opposite).
 // The client never queues: with Redis down or slow, an operation rejects with STORE_UNAVAILABLE
 // within commandTimeout, and a claim is never answered true without Redis having stored it.
 import { createHash } from 'node:crypto';
@@ -166,8 +167,8 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     maxRetriesPerRequest: o.maxRetries,
     lazyConnect: true,
     // No auto-pipelining: with it, a command queued behind a stalled one outlived commandTimeout
-    // (test/reliability/redis-stall.test.ts saw 503s after two timeouts, not one). Reads are
-    // batched by penalty() instead.
+    // (test/reliability/redis-stall.test.ts saw 503s after two timeouts, not one). Claims, hits
+    // and reads are batched per event-loop turn by the store instead.
   });
   client.defineCommand('palisadeHits', { lua: HITS_LUA });
   client.defineCommand('palisadePeek', { numberOfKeys: 1, lua: PEEK_LUA, readOnly: true });
@@ -223,7 +224,7 @@ export class RedisStore implements StateStore {
     });
   }
 
-  /** Sent with the other claims of this event-loop turn (class comment). */
+  /** Sent with the other claims of this event-loop turn (file header). */
   claimOnce(id: string, ttlMs: number): Promise<boolean> {
     let key: string;
     let ttl: number;
@@ -239,7 +240,7 @@ export class RedisStore implements StateStore {
     });
   }
 
-  /** Sent with the other hits of this event-loop turn (class comment). */
+  /** Sent with the other hits of this event-loop turn (file header). */
   hit(limitKey: string, rule: RateRule): Promise<HitResult> {
     let key: string;
     try {
