@@ -158,6 +158,8 @@ test('unreachable Redis: every operation rejects with STORE_UNAVAILABLE, quickly
     await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
     const batch = await Promise.allSettled([store.penalty('k1'), store.penalty('k2'), store.penalty('k3')]);
     assert.deepEqual(batch.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(3).fill('STORE_UNAVAILABLE'));
+    const scripts = await Promise.allSettled([store.claimOnce('y1', 1000), store.claimOnce('y2', 1000), store.hit('k1', parseRateRule('1/1m')), store.hit('k2', parseRateRule('1/1m'))]);
+    assert.deepEqual(scripts.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(4).fill('STORE_UNAVAILABLE'));
     assert.equal(await store.ping(), false);
     // Bounded by the timeouts, not by retries; generous for a loaded machine.
     assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
@@ -180,6 +182,10 @@ test('a hung Redis: commands reject with STORE_UNAVAILABLE after commandTimeout'
     assert.ok(Date.now() - started >= 190 * 3 - 30, 'each waited for its timeout');
     const batch = await Promise.allSettled([store.penalty('k1'), store.penalty('k2')]);
     assert.deepEqual(batch.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), ['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE']);
+    // Batched claims and hits (one script each for the turn) fail together, never true.
+    const rule = parseRateRule('1/1m');
+    const scripts = await Promise.allSettled([store.claimOnce('y1', 1000), store.claimOnce('y2', 1000), store.hit('k1', rule), store.hit('k2', rule)]);
+    assert.deepEqual(scripts.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(4).fill('STORE_UNAVAILABLE'));
   } finally {
     await store.close();
     await hung.close();
