@@ -55,11 +55,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   let pending = '';
   let scheduled = false;
   const handOver = () => {
-    scheduled = false;
     if (pending === '') return;
     const chunk = pending;
     pending = '';
     out.write(chunk);
+  };
+  // A 16 KB hand-over leaves the turn's setImmediate in place for the lines after it: one per turn.
+  const endOfTurn = () => {
+    scheduled = false;
+    handOver();
   };
   const put = (options.batch ?? options.destination === undefined)
     ? (text: string) => {
@@ -67,7 +71,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       if (pending.length >= BATCH_CHARS) handOver();
       else if (!scheduled) {
         scheduled = true;
-        setImmediate(handOver);
+        setImmediate(endOfTurn);
       }
     }
     : (text: string) => { out.write(text); };

@@ -2,9 +2,9 @@
 // mixed flow, each connection fetching a challenge and posting its solution (S1 and S2 alternating,
 // each payload a first use), at 50% of the flow's measured maximum, for 10 minutes. Every 10 s the
 // memory of each worker is read from /proc: VmRSS (what issue 7's targets name) and its private
-// part, RssAnon. VmRSS also counts the pages of the shared-memory state table a worker has touched,
-// which rise towards the table's size as random challenge ids land all over it: bounded, not a leak;
-// RssAnon is what a leak grows. Steady state is the mean over the last tenth of the run; growth
+// part, RssAnon. VmRSS also counts shared pages: the whole shared-memory state table (mapped with
+// MAP_POPULATE, so resident in every worker from the start; one table per host) and Node's binary:
+// bounded, not a leak; RssAnon is what a leak grows. Steady state is the mean over the last tenth of the run; growth
 // compares it with the mean over the second tenth (the first tenth is warm-up: JIT, pools, caches).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -172,8 +172,8 @@ function memoryBlock(m: MemoryFile): string[] {
   for (const w of r.workers) {
     lines.push(`| ${w.pid} | ${w.warm.rss} → ${w.steady.rss} | ${pct(w.growth)} | ${w.warm.anon} → ${w.steady.anon} | ${pct(w.anonGrowth)} | ${w.steady.pss ?? '—'} |`);
   }
-  lines.push('', 'RSS includes the pages of the shared-memory state table a worker has touched (up to the table\'s size, ' +
-    'shared by all workers); the private part is what a leak would grow.', '');
+  lines.push('', 'RSS includes shared pages: the whole shared-memory state table (one per host, mapped into every worker) ' +
+    'and Node\'s binary; the private part is what a leak would grow, PSS divides the shared pages among the processes that map them.', '');
   return lines;
 }
 
