@@ -48,6 +48,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   const services = await openServices(config, logger);
   const { store, db, usage } = services;
   metrics.watchUsage(() => usage.stats());
+  metrics.watchPool(() => services.pool.stats());
 
   registerOpsRoutes(router, {
     version: config.version,

@@ -147,6 +147,7 @@ export const VARIABLES = {
   THREATS_TOR_LIMIT: v('Limits', '', rule(), 'Threats of kind tor.'),
   EML_BODY_LIMIT: v('Limits', '5MB', size, 'Body size of POST /v1/eml.'),
   POW_MAX_MEMORY: v('Limits', '128MB', size, 'Memory a proof-of-work algorithm may request (scrypt, Argon2id).'),
+  CHALLENGE_POOL_SIZE: v('Limits', '32', uint(1, 100_000), 'Challenges each worker derives ahead per expensive deterministic policy (PBKDF2, scrypt, Argon2id), refilled when fewer than a quarter are ready: a burst up to this size per worker is answered without waiting for a derivation (palisade_challenge_pool_takes_total{result="waited"} counts the takes that found it empty). Each ready challenge holds about 300 bytes; a deep pool also costs derivation CPU right after start-up.'),
   POW_MAX_THREADS: v('Limits', '', optUint(1, 256), 'Threads for expensive challenge creation and validation; empty = half the CPUs (at least 1).'),
   HEADER_ENTROPY_MAX_ENTRIES: v('Limits', '100', uint(1), 'Header-combination hashes stored per IP.'),
   PENALTY_TTL: v('Limits', '30m', secs, 'Lifetime of an accumulated penalty score.'),

@@ -2,6 +2,7 @@
 // In a cluster the primary aggregates every worker's registry (src/primary/hub.ts); with WORKERS=0
 // the registry is served as it is.
 import cluster from 'node:cluster';
+import type { ChallengePoolStats } from './pow/pool.js';
 import { AggregatorRegistry, Counter, Gauge, type Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
@@ -17,6 +18,8 @@ export interface Metrics {
   readonly storeErrors: Counter<'code'>;
   /** Register gauges that read the usage buffer's counters at scrape time. */
   watchUsage(stats: () => { droppedLogs: number; rateLimitedLogs: number; pendingLogs: number }): void;
+  /** Register the challenge pool's gauge and counter, read at scrape time. */
+  watchPool(stats: () => ChallengePoolStats): void;
   /** Count one finished request (status, seconds). */
   observe(status: number, seconds: number): void;
   close(): void;
@@ -86,6 +89,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       new Gauge({
         name: 'palisade_request_logs_pending', help: 'Request-log rows waiting to be written.', registers,
         collect() { this.set(stats().pendingLogs); },
+      });
+    },
+    watchPool(stats) {
+      new Gauge({
+        name: 'palisade_challenge_pool_ready', help: 'Challenges derived ahead and ready to issue (expensive deterministic policies).', registers,
+        collect() { this.set(stats().ready); },
+      });
+      new Counter({
+        name: 'palisade_challenge_pool_takes_total',
+        help: 'Challenges asked of the pool: ready (answered at once), waited (the pool was empty), refused (too many waiting).',
+        labelNames: ['result'] as const, registers,
+        collect() {
+          const s = stats();
+          this.reset();
+          this.inc({ result: 'ready' }, s.fromStock);
+          this.inc({ result: 'waited' }, s.waited);
+          this.inc({ result: 'refused' }, s.refused);
+        },
       });
     },
     observe(status, seconds) {

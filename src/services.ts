@@ -12,7 +12,7 @@ import { createKeySecrets, deriveApiKeySecretKey, type KeySecrets } from './keys
 import type { Logger } from './log.js';
 import { embeddedSocketPath } from './db/embedded-paths.js';
 import { configureDerivation } from './pow/derive.js';
-import { createChallengePool, type ChallengePool } from './pow/pool.js';
+import { createChallengePool, poolSizeOptions, type ChallengePool } from './pow/pool.js';
 import { preparePowSecrets, type PowSecrets } from './pow/secrets.js';
 import { createStateStore, type StateStore } from './store/index.js';
 import { createAccountUsage } from './usage/account-usage.js';
@@ -83,7 +83,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     onError: warnEvery(logger, 10_000, 'reading account usage failed; plan limits fail open meanwhile'),
   });
   const pow = preparePowSecrets(config.secrets.PALISADE_HMAC_SECRET);
-  const pool = createChallengePool({ secrets: pow });
+  const pool = createChallengePool({ secrets: pow }, poolSizeOptions(config.CHALLENGE_POOL_SIZE));
   const defaultAccountId = (await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME)).id;
 
   return {

@@ -29,13 +29,31 @@ export const CHALLENGE_POOL_DEFAULTS = Object.freeze({
   size: 32, lowWater: 8, waitTimeoutMs: 5_000, concurrency: 2, maxWaiters: 256, maxPools: 64,
 });
 
+export interface ChallengePoolStats {
+  /** Ready challenges, all pools together. */
+  readonly ready: number;
+  /** Takes answered at once from a ready challenge. */
+  readonly fromStock: number;
+  /** Takes that found the pool empty and waited for a derivation (answered or timed out). */
+  readonly waited: number;
+  /** Takes refused at once with CHALLENGE_POOL_TIMEOUT: too many already waiting. */
+  readonly refused: number;
+}
+
+/** Pool options for CHALLENGE_POOL_SIZE: refilling starts when fewer than a quarter are ready (32 → 8). */
+export function poolSizeOptions(size: number): Pick<ChallengePoolOptions, 'size' | 'lowWater'> {
+  return { size, lowWater: Math.max(1, Math.ceil(size / 4)) };
+}
+
 export interface ChallengePool {
   /** A derived challenge for `policy`: popped when one is ready, else the next one made (bounded wait). */
   take(policy: ChallengePolicy): Promise<DerivedChallenge>;
   /** Starts filling the pool of `policy` without taking from it (e.g. the default policy at start-up). */
   warm(policy: ChallengePolicy): void;
-  /** Ready challenges for `policy` now (metrics, tests). */
+  /** Ready challenges for `policy` now (tests). */
   ready(policy: ChallengePolicy): number;
+  /** Ready challenges in every pool, and how takes were answered since start (metrics). */
+  stats(): ChallengePoolStats;
   /** Stops refilling, fails waiting requests with NOT_READY, drops every ready challenge. */
   close(): void;
 }
@@ -78,6 +96,9 @@ export function createChallengePool(required: ChallengePoolRequired, options: Ch
   const keys = new WeakMap<ChallengePolicy, string>();
   let inFlight = 0;
   let closed = false;
+  let fromStock = 0;
+  let waited = 0;
+  let refused = 0;
 
   function keyOf(policy: ChallengePolicy): string {
     let key = keys.get(policy);
@@ -166,12 +187,15 @@ export function createChallengePool(required: ChallengePoolRequired, options: Ch
       pool.paused = false;
       const ready = pool.ready.pop();
       if (ready) {
+        fromStock++;
         pump();
         return Promise.resolve(ready);
       }
       if (pool.waiters.length >= o.maxWaiters) {
+        refused++;
         return Promise.reject(new PalisadeError('CHALLENGE_POOL_TIMEOUT', 'too many requests waiting for a challenge'));
       }
+      waited++;
       return new Promise<DerivedChallenge>((resolve, reject) => {
         const waiter: Waiter = {
           resolve,
@@ -193,6 +217,11 @@ export function createChallengePool(required: ChallengePoolRequired, options: Ch
     },
     ready(policy) {
       return pools.get(keyOf(policy))?.ready.length ?? 0;
+    },
+    stats() {
+      let ready = 0;
+      for (const pool of pools.values()) ready += pool.ready.length;
+      return { ready, fromStock, waited, refused };
     },
     close() {
       closed = true;

@@ -153,6 +153,66 @@ describe('proof of work on the clustered service (shared-memory store)', () => {
   });
 });
 
+describe('the challenge pool on the service (CHALLENGE_POOL_SIZE=5, one worker)', () => {
+  let svc: Service;
+  before(async () => {
+    svc = await startService({ env: { WORKERS: '1', CHALLENGE_POOL_SIZE: '5' } });
+  });
+  after(async () => { await svc.stop(); });
+
+  async function pool(): Promise<{ ready: number; fromStock: number; waited: number; refused: number }> {
+    const res = await fetch(`${svc.url}/.metrics`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    const value = (sample: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+      assert.ok(line, `${sample} is exported`);
+      return Number(line.slice(sample.length + 1));
+    };
+    return {
+      ready: value('palisade_challenge_pool_ready'),
+      fromStock: value('palisade_challenge_pool_takes_total{result="ready"}'),
+      waited: value('palisade_challenge_pool_takes_total{result="waited"}'),
+      refused: value('palisade_challenge_pool_takes_total{result="refused"}'),
+    };
+  }
+
+  async function until(ready: number): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    while ((await pool()).ready !== ready) {
+      assert.ok(Date.now() < deadline, `the pool did not reach ${ready} ready challenges`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  test('fills to the configured size, refills below a quarter of it, and the metrics count every take', async () => {
+    // PBKDF2/SHA-256 cost 1,100 is above the inline limit: pooled.
+    const k = await createTestKey(svc, { challengePolicy: { algorithm: 'PBKDF2/SHA-256', cost: 1100, counterMin: 1, counterMax: 4 } });
+    assert.deepEqual(await pool(), { ready: 0, fromStock: 0, waited: 0, refused: 0 });
+    // The first request finds no pool: it waits for a derivation, then the pool fills to exactly 5.
+    const first = await challenge(svc, k);
+    await until(5);
+    assert.deepEqual(await pool(), { ready: 5, fromStock: 0, waited: 1, refused: 0 });
+    // Three from stock leave 2, the low-water mark (ceil(5 / 4)): no refill yet.
+    const three = await Promise.all([challenge(svc, k), challenge(svc, k), challenge(svc, k)]);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(await pool(), { ready: 2, fromStock: 3, waited: 1, refused: 0 });
+    // One more goes below it: refilled back to 5.
+    const fifth = await challenge(svc, k);
+    await until(5);
+    assert.deepEqual(await pool(), { ready: 5, fromStock: 4, waited: 1, refused: 0 });
+    // Every pooled challenge is distinct and verifies once.
+    const bodies = [first, ...three, fifth];
+    const salts = new Set(bodies.map((b) => (JSON.parse(b) as { parameters: { salt: string } }).parameters.salt));
+    assert.equal(salts.size, 5);
+    for (const body of bodies) {
+      const { payload } = await solveV2(body);
+      assert.equal((await verify(svc, k, { payload })).json.verified, true);
+      assert.deepEqual((await verify(svc, k, { payload })).json, { verified: false, reason: 'PAYLOAD_ALREADY_USED' });
+    }
+  });
+});
+
 describe('proof of work with the Redis store', async () => {
   const skip = !(await requireService('redis'));
   let svc: Service;

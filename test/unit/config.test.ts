@@ -81,6 +81,13 @@ test('every parser through its variable', () => {
   assert.equal(c.powMaxThreads, 1);
   assert.equal(c.FLOOD_RATE_LIMIT !== null, true);
   assert.equal(load({ FLOOD_RATE_LIMIT: '' }).FLOOD_RATE_LIMIT, null);
+  assert.equal(load({}).CHALLENGE_POOL_SIZE, 32);
+  assert.equal(load({ CHALLENGE_POOL_SIZE: '50000' }).CHALLENGE_POOL_SIZE, 50_000);
+  for (const bad of ['0', '100001', '-1', '1.5', 'lots']) {
+    const p = problems({ CHALLENGE_POOL_SIZE: bad });
+    assert.equal(p.length, 1, bad);
+    assert.match(p[0]!, /^CHALLENGE_POOL_SIZE/, bad);
+  }
 });
 
 test('NAME_FILE reads the value from a file; both set is a problem', () => {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { verifySolution, type Challenge } from 'altcha-lib';
 import { signChallenge, type DerivedChallenge } from '../../src/pow/challenge.js';
 import { resolvePolicy, type ChallengePolicy } from '../../src/pow/policy.js';
-import { createChallengePool, isPooled } from '../../src/pow/pool.js';
+import { createChallengePool, isPooled, poolSizeOptions } from '../../src/pow/pool.js';
 import { deriveKeySecret, preparePowSecrets, type PowSecrets } from '../../src/pow/secrets.js';
 import { verifyPayload } from '../../src/pow/verify.js';
 import { clientDeriveKey, memoryClaimOnce, solveV2 } from '../helpers/pow-test-server.js';
@@ -81,6 +81,8 @@ test('an empty pool: the first take waits for a derivation, then the pool fills 
   assert.equal(m.stats().inFlight, 2);
   await m.settle(4);
   assert.equal(pool.ready(PBKDF2), 6);
+  // Of the 6 takes, the first waited and five were answered from stock.
+  assert.deepEqual(pool.stats(), { ready: 6, fromStock: 5, waited: 1, refused: 0 });
   pool.close();
 });
 
@@ -95,6 +97,7 @@ test('waiting is bounded: CHALLENGE_POOL_TIMEOUT after waitTimeoutMs, and at onc
   // The derivation still running lands in the pool for the next request.
   await m.settle();
   assert.equal(pool.ready(PBKDF2), 1);
+  assert.deepEqual(pool.stats(), { ready: 1, fromStock: 0, waited: 2, refused: 1 });
   pool.close();
 });
 
@@ -163,6 +166,30 @@ for (const policy of [PBKDF2, SCRYPT, ARGON]) {
     pool.close();
   });
 }
+
+test('stats() sums the ready challenges of every pool', async () => {
+  const m = manualDerive();
+  const pool = createChallengePool({ secrets, derive: m.derive }, { size: 3, lowWater: 1, concurrency: 4 });
+  assert.deepEqual(pool.stats(), { ready: 0, fromStock: 0, waited: 0, refused: 0 });
+  pool.warm(PBKDF2);
+  pool.warm(SCRYPT);
+  await m.settle(4);
+  assert.equal(pool.ready(PBKDF2), 3);
+  assert.equal(pool.ready(SCRYPT), 3);
+  await pool.take(SCRYPT);
+  assert.deepEqual(pool.stats(), { ready: 5, fromStock: 1, waited: 0, refused: 0 });
+  pool.close();
+  assert.equal(pool.stats().ready, 0);
+});
+
+test('poolSizeOptions (CHALLENGE_POOL_SIZE): refilling starts below a quarter of the size', () => {
+  assert.deepEqual(poolSizeOptions(32), { size: 32, lowWater: 8 });
+  assert.deepEqual(poolSizeOptions(1), { size: 1, lowWater: 1 });
+  assert.deepEqual(poolSizeOptions(5), { size: 5, lowWater: 2 });
+  assert.deepEqual(poolSizeOptions(100_000), { size: 100_000, lowWater: 25_000 });
+  // Every size the configuration accepts makes a pool.
+  for (const size of [1, 2, 3, 7, 100_000]) createChallengePool({ secrets }, poolSizeOptions(size)).close();
+});
 
 test('option checks', () => {
   assert.throws(() => createChallengePool({ secrets }, { size: 2, lowWater: 3 }), /lowWater/);
