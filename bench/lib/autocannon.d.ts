@@ -27,6 +27,8 @@ declare module 'autocannon' {
     pipelining?: number;
     duration?: number;
     amount?: number;
+    /** ms between samples; with `amount` also how soon the end of the run is noticed. */
+    sampleInt?: number;
     workers?: number;
     overallRate?: number;
     timeout?: number;

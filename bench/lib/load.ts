@@ -37,6 +37,8 @@ export interface LoadOptions {
   readonly workers: number;
   /** Requests per second over all connections (autocannon -R); unset = as fast as possible. */
   readonly rate?: number;
+  /** Send exactly this many requests, as fast as possible, instead of running for durationS. */
+  readonly amount?: number;
 }
 
 export interface Latency {
@@ -58,6 +60,8 @@ export interface LoadResult {
   readonly timeouts: number;
   readonly non2xx: number;
   readonly statusCodes: Readonly<Record<string, number>>;
+  /** Bursts (`amount`): answers per second in the median 50 ms sample, i.e. without ramp-up and tail. */
+  readonly sampledRps?: number;
   /** Feed runs: bodies claimed (sent or built) out of the feed's count. */
   readonly fed?: { readonly claimed: number; readonly available: number };
 }
@@ -89,12 +93,25 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     timeout: 10,
     requests,
   };
+  if (o.amount !== undefined) {
+    // autocannon then ignores duration, and notices the last answer only at its next sample tick
+    // (every second by default, which rounds a burst's duration up to whole seconds).
+    opts.amount = o.amount;
+    opts.sampleInt = BURST_SAMPLE_MS;
+  }
   if (feed) opts.benchFeed = feed; // reaches feed-request.cjs in each worker through workerData
   if (o.workers > 0) opts.workers = o.workers;
   // In workers mode overallRate applies per worker.
   if (o.rate !== undefined) opts.overallRate = Math.max(1, Math.round(o.rate / Math.max(1, o.workers)));
-  return summarize(await autocannon(opts), feed);
+  const r = await autocannon(opts);
+  const out = summarize(r, feed);
+  if (o.amount === undefined) return out;
+  // Each worker thread samples its own connections; their samples are pooled into one histogram.
+  return { ...out, sampledRps: round(r.requests.p50 * (1000 / BURST_SAMPLE_MS) * Math.max(1, o.workers)) };
 }
+
+/** Sample interval of bursts (`amount`): their rate is the median sample, free of ramp-up and tail. */
+const BURST_SAMPLE_MS = 50;
 
 function summarize(r: Result, feed: Feed | undefined): LoadResult {
   const statusCodes: Record<string, number> = {};

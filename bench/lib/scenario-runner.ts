@@ -12,6 +12,7 @@ import type { KeyTemplate } from './keys.js';
 import { runWrk, type Latency, type LoadResult, type WrkResult } from './load.js';
 import { loadAverage } from './machine.js';
 import { median, ratio, round } from './stats.js';
+import { measureStockedPool, type StockedResult } from './stocked-pool.js';
 import { startL, startP, startPalisade, type Target } from './targets.js';
 
 export interface RunContext extends DriverContext {
@@ -77,6 +78,8 @@ export interface ScenarioResult {
     /** The same with wrk's req/s (less generator on the cores). */
     readonly wrkRatios: Record<string, number | null>;
   } | null;
+  /** S4: issuance from a stocked pool, in bursts, beside L's. */
+  readonly stockedPool: StockedResult | null;
   /** S1: production ÷ production without the flood limit (issue 6). */
   readonly floodRatio: number | null;
   readonly checks: readonly CheckResult[];
@@ -84,7 +87,7 @@ export interface ScenarioResult {
 
 /** The result of a scenario that did not run (or did not finish), with the reason. */
 export function failedScenario(s: Scenario, reason: string, loadBefore: readonly number[] = loadAverage()): ScenarioResult {
-  return { id: s.id, title: s.title, skipped: reason, loadBefore, loadAfter: loadAverage(), targets: [], derivation: null, floodRatio: null, checks: [] };
+  return { id: s.id, title: s.title, skipped: reason, loadBefore, loadAfter: loadAverage(), targets: [], derivation: null, stockedPool: null, floodRatio: null, checks: [] };
 }
 
 export async function runScenario(s: Scenario, ctx: RunContext): Promise<ScenarioResult> {
@@ -155,7 +158,11 @@ export async function runScenario(s: Scenario, ctx: RunContext): Promise<Scenari
         }
       }
     }
-    return summarize(s, targets, { runs, latencyRuns, pacedRuns, wrkRuns }, rates, derivations, loadBefore);
+    const L = targets.find((t) => t.kind === 'L');
+    const stocked = s.stockedPool && L && derivations.length > 0
+      ? await measureStockedPool(s, s.stockedPool, L, median(derivations.map((d) => d.rate)), ctx)
+      : null;
+    return summarize(s, targets, { runs, latencyRuns, pacedRuns, wrkRuns }, rates, derivations, stocked, loadBefore);
   } finally {
     for (const t of targets) await t.server.stop();
   }
@@ -180,7 +187,7 @@ function medianLatency(runs: readonly LoadResult[]): Latency {
 
 function summarize(
   s: Scenario, targets: Target[], m: Measured, rates: Map<string, number>, derivations: DerivationRate[],
-  loadBefore: readonly number[],
+  stocked: StockedResult | null, loadBefore: readonly number[],
 ): ScenarioResult {
   const { runs } = m;
   const rps = (id: string) => (runs.has(id) ? median(runs.get(id)!.map((r) => r.rps)) : null);
@@ -214,10 +221,10 @@ function summarize(
   const prod = byConfig('production');
   const noflood = byConfig('production-noflood');
   return {
-    id: s.id, title: s.title, skipped: null, loadBefore, loadAfter: loadAverage(), targets: results, derivation,
+    id: s.id, title: s.title, skipped: null, loadBefore, loadAfter: loadAverage(), targets: results, derivation, stockedPool: stocked,
     floodRatio: prod && noflood ? ratio(prod.rps, noflood.rps) : null,
     checks: s.checks.map((c) => evaluate(c, byConfig(c.config), { L, P, derivation: derivationRate }, derivation?.ratios[c.config] ?? null,
-      derivation?.wrkRatios[c.config] ?? null)),
+      derivation?.wrkRatios[c.config] ?? null, stocked)),
   };
 }
 
@@ -239,7 +246,10 @@ export function shown(rounded: number | null, a: number | null | undefined, b: n
   return Math.floor((a / b) * 1e4) / 1e4;
 }
 
-function evaluate(c: Check, r: TargetResult | undefined, of: Denominators, derivationRatio: number | null, wrkDerivationRatio: number | null): CheckResult {
+export function evaluate(
+  c: Check, r: TargetResult | undefined, of: Denominators, derivationRatio: number | null, wrkDerivationRatio: number | null,
+  stocked: StockedResult | null,
+): CheckResult {
   switch (c.kind) {
     case 'vsL':
     case 'vsP': {
@@ -259,6 +269,14 @@ function evaluate(c: Check, r: TargetResult | undefined, of: Denominators, deriv
       const measured = shown(derivationRatio, r?.rps, of.derivation, c.min, met);
       const result = { label: `${c.config} issuance ÷ derivation alone`, measured, target: `≥ ${c.min}`, met };
       return wrkDerivationRatio === null ? result : { ...result, wrk: wrkDerivationRatio };
+    }
+    case 'stocked': {
+      // Met only when no take of the measured bursts found a pool empty: otherwise the pool did not keep up.
+      const own = stocked?.configs[c.config];
+      const met = own !== undefined && own.missed === 0 && own.vsL !== null && atLeast(own.rps, stocked!.L.rps, c.min);
+      const measured = own === undefined ? null : shown(own.vsL, own.rps, stocked!.L.rps, c.min, met);
+      const label = `${c.config} ÷ L while the pool keeps up (stocked pool, bursts${own && own.missed > 0 ? `; ${own.missed} takes found it empty` : ''})`;
+      return { label, measured, target: `≥ ${c.min}`, met };
     }
   }
 }

@@ -2,6 +2,7 @@
 // configurations, beside which baselines, and which of issue 7's targets apply to it. The runner
 // (bench/run.ts) does the rest the same way for every scenario.
 import type { KeyName } from '../lib/keys.js';
+import type { StockedPoolPlan } from '../lib/stocked-pool.js';
 
 /**
  * Service configurations (environment on top of the common one in bench/lib/targets.ts):
@@ -25,7 +26,9 @@ export type Check =
   | { readonly kind: 'vsL' | 'vsP'; readonly config: ConfigName; readonly min: number }
   | { readonly kind: 'p99'; readonly config: ConfigName; readonly maxMs: number }
   /** S4: issuance req/s ÷ derivations per second of the cores alone. */
-  | { readonly kind: 'derivation'; readonly config: ConfigName; readonly min: number };
+  | { readonly kind: 'derivation'; readonly config: ConfigName; readonly min: number }
+  /** S4: req/s while every challenge comes from a stocked pool ÷ L's over bursts of the same size. */
+  | { readonly kind: 'stocked'; readonly config: ConfigName; readonly min: number };
 
 export interface Scenario {
   readonly id: string;
@@ -43,6 +46,8 @@ export interface Scenario {
   readonly checkTarget?: (url: string) => Promise<string | null>;
   /** S4: the derivation measured alone, between rounds. */
   readonly derivation?: { readonly algorithm: string; readonly cost: number };
+  /** S4: after the rounds, each configuration again with a deep pool, measured in bursts (bench/lib/stocked-pool.ts). */
+  readonly stockedPool?: StockedPoolPlan;
   readonly checks: readonly Check[];
   /** Not part of the default run (only with --only). */
   readonly optIn?: boolean;

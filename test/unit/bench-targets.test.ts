@@ -1,8 +1,10 @@
 // The bench's target decisions (bench/lib/scenario-runner.ts): met on the unrounded ratio, and a
-// miss that two places would round onto the target shown with four places.
+// miss that two places would round onto the target shown with four places; S4's stocked-pool target
+// also needs every take of its bursts answered from stock.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { atLeast, shown } from '../../bench/lib/scenario-runner.js';
+import { atLeast, evaluate, shown } from '../../bench/lib/scenario-runner.js';
+import type { StockedResult } from '../../bench/lib/stocked-pool.js';
 
 test('bench targets: met on the unrounded ratio; a rounded-up miss is shown with four places', () => {
   assert.equal(atLeast(9540, 31814, 0.3), false, '0.29987 is not ≥ 0.3');
@@ -12,4 +14,23 @@ test('bench targets: met on the unrounded ratio; a rounded-up miss is shown with
   assert.equal(shown(0.3, 9540, 31814, 0.3, false), 0.2998);
   assert.equal(shown(0.3, 9546, 31814, 0.3, true), 0.3, 'a met target keeps its rounded figure');
   assert.equal(shown(0.29, 9200, 31814, 0.3, false), 0.29, 'a plain miss keeps its rounded figure');
+});
+
+test('bench targets: S4 from a stocked pool is met only when no take found the pool empty', () => {
+  const check = { kind: 'stocked', config: 'production', min: 0.3 } as const;
+  const of = { L: 50_000, P: 10_000, derivation: 3_000 };
+  const stocked = (rps: number, missed: number): StockedResult => ({
+    size: 100_000, workers: 2, amount: 34_000, rounds: 3, L: { runs: [], rps: 40_000 },
+    configs: { production: { runs: [], rps, vsL: Math.round((rps / 40_000) * 100) / 100, missed } },
+  });
+  // Decided against L's bursts (40,000/s), not L's full-speed runs.
+  assert.deepEqual(evaluate(check, undefined, of, null, null, stocked(20_000, 0)),
+    { label: 'production ÷ L while the pool keeps up (stocked pool, bursts)', measured: 0.5, target: '≥ 0.3', met: true });
+  const missed = evaluate(check, undefined, of, null, null, stocked(20_000, 12));
+  assert.equal(missed.met, false);
+  assert.match(missed.label, /12 takes found it empty/);
+  assert.equal(evaluate(check, undefined, of, null, null, stocked(11_990, 0)).measured, 0.2997);
+  assert.equal(evaluate(check, undefined, of, null, null, stocked(11_990, 0)).met, false);
+  assert.deepEqual(evaluate(check, undefined, of, null, null, null),
+    { label: 'production ÷ L while the pool keeps up (stocked pool, bursts)', measured: null, target: '≥ 0.3', met: false });
 });
