@@ -8,6 +8,7 @@ import { createTestKey, startService, type Service, type TestKey } from '../help
 import { connect } from 'node:net';
 import { RawClient } from '../helpers/http-client.js';
 import { encodePayload, solveV1, solveV2 } from '../helpers/pow-test-server.js';
+import { poolCounters } from '../../bench/lib/stocked-pool.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -160,22 +161,8 @@ describe('the challenge pool on the service (CHALLENGE_POOL_SIZE=5, one worker)'
   });
   after(async () => { await svc.stop(); });
 
-  async function pool(): Promise<{ ready: number; fromStock: number; waited: number; refused: number }> {
-    const res = await fetch(`${svc.url}/.metrics`);
-    assert.equal(res.status, 200);
-    const text = await res.text();
-    const value = (sample: string) => {
-      const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
-      assert.ok(line, `${sample} is exported`);
-      return Number(line.slice(sample.length + 1));
-    };
-    return {
-      ready: value('palisade_challenge_pool_ready'),
-      fromStock: value('palisade_challenge_pool_takes_total{result="ready"}'),
-      waited: value('palisade_challenge_pool_takes_total{result="waited"}'),
-      refused: value('palisade_challenge_pool_takes_total{result="refused"}'),
-    };
-  }
+  // The pool's gauge and counters from /.metrics (the parser the bench's S4 uses too).
+  const pool = () => poolCounters(svc.url);
 
   async function until(ready: number): Promise<void> {
     const deadline = Date.now() + 15_000;
