@@ -67,6 +67,23 @@ export function createServerPayload(input: ServerPayloadInput): ServerPayload {
   // base64url: never all digits, so altcha-lib's parser keeps it a string.
   const id = pooledRandomBytes(12).toString('base64url');
   const score = Math.max(0, Math.round(input.score * 100) / 100);
+  const verificationData = input.extra && Object.keys(input.extra).length > 0
+    ? sortedVerificationData(input, now, id, score)
+    : orderedVerificationData(input, now, id, score);
+
+  const alg = HASH[input.algorithm];
+  const signature = hmacPreparedHex(input.key, sha(alg, verificationData));
+  const payload = Buffer.from(JSON.stringify({
+    algorithm: input.algorithm, apiKey: input.apiKeyId, id, signature, verificationData, verified: true,
+  })).toString('base64');
+  return { algorithm: input.algorithm, apiKey: input.apiKeyId, id, score, signature, verificationData, verified: true, payload };
+}
+
+/**
+ * verificationData in general: every entry, sorted by name (code units), encoded. Used when other
+ * checks add names of their own (`extra`), which may fall anywhere in the order.
+ */
+export function sortedVerificationData(input: ServerPayloadInput, now: number, id: string, score: number): string {
   const entries: [string, string][] = [
     ['classification', classify(score)],
     ['expire', String(Math.floor((now + input.ttlMs) / 1000))],
@@ -90,14 +107,37 @@ export function createServerPayload(input: ServerPayloadInput): ServerPayload {
   if (input.params) for (const name of Object.keys(input.params)) entries.push([`params.${name}`, input.params[name]!]);
   if (input.extra) for (const name of Object.keys(input.extra)) entries.push([name, String(input.extra[name])]);
   entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const verificationData = entries.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+  return entries.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+}
 
-  const alg = HASH[input.algorithm];
-  const signature = hmacPreparedHex(input.key, sha(alg, verificationData));
-  const payload = Buffer.from(JSON.stringify({
-    algorithm: input.algorithm, apiKey: input.apiKeyId, id, signature, verificationData, verified: true,
-  })).toString('base64');
-  return { algorithm: input.algorithm, apiKey: input.apiKeyId, id, score, signature, verificationData, verified: true, payload };
+/**
+ * The same string as sortedVerificationData when there are no `extra` names (every verification
+ * with the default assessment), written in its known order instead of sorted: challengeAlgorithm,
+ * classification, expire, fields, fieldsHash, id, ipAddress, origin, params.* (sorted among
+ * themselves), penalty, reasons, score, time, timeZone, verified. About a sixth of a verification's
+ * CPU and a third of its garbage went into the general version's arrays, sort and encoding.
+ */
+export function orderedVerificationData(input: ServerPayloadInput, now: number, id: string, score: number): string {
+  let out = '';
+  if (input.challengeAlgorithm) out += `challengeAlgorithm=${encode(input.challengeAlgorithm)}&`;
+  out += `classification=${classify(score)}&expire=${encode(String(Math.floor((now + input.ttlMs) / 1000)))}&`;
+  if (input.fields) {
+    const names = fieldNames(input.fields);
+    if (names.length > 0) out += `fields=${encode(names.join(','))}&fieldsHash=${fieldsHash(input.fields, names)}&`;
+  }
+  out += `id=${encode(id)}&`;
+  if (input.ipAddress) out += `ipAddress=${encode(input.ipAddress)}&`;
+  if (input.origin) out += `origin=${encode(input.origin)}&`;
+  if (input.params) {
+    const names = Object.keys(input.params);
+    if (names.length > 1) names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const name of names) out += `${encode(`params.${name}`)}=${encode(input.params[name]!)}&`;
+  }
+  if (input.penalty !== undefined) out += `penalty=${encode(String(input.penalty))}&`;
+  if (input.reasons?.length) out += `reasons=${encode(input.reasons.join(','))}&`;
+  out += `score=${encode(String(score))}&time=${encode(String(Math.floor(now / 1000)))}&`;
+  if (input.timeZone) out += `timeZone=${encode(input.timeZone)}&`;
+  return `${out}verified=true`;
 }
 
 /** Names that can be listed: a comma would split the `fields` list, so such names are left out. */
@@ -110,9 +150,12 @@ export function fieldsHash(fields: Readonly<Record<string, string>>, names: read
   return toHex(sha('sha256', names.map((n) => String(fields[n] || '')).join('\n')));
 }
 
+/** What encodeURIComponent leaves as it is, plus the comma (kept readable below). */
+const UNRESERVED = /^[A-Za-z0-9\-_.!~*'(),]*$/;
+
 /** Query-string encoding that keeps commas readable (fields=name,message), as URLSearchParams decodes them. */
 function encode(v: string): string {
-  return encodeURIComponent(v).replace(/%2C/g, ',');
+  return UNRESERVED.test(v) ? v : encodeURIComponent(v).replace(/%2C/g, ',');
 }
 
 // ---- verification --------------------------------------------------------------------------------

@@ -184,6 +184,8 @@ interface VerifyBody {
 
 const TIME_ZONE = /^[A-Za-z0-9_+\-/]{1,64}$/;
 const MAX_FIELD_NAME = 100;
+/** A UTF-16 surrogate without its other half (JSON's "\ud800"): no URI encoding exists for it. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** 400 INVALID_PAYLOAD without a payload string; 400 INVALID_PARAMETER for malformed extras. */
 function parseBody(body: unknown, maxFields: number): VerifyBody {
@@ -199,6 +201,8 @@ function parseBody(body: unknown, maxFields: number): VerifyBody {
       if (typeof value !== 'string' || name.length > MAX_FIELD_NAME) {
         throw new PalisadeError('INVALID_PARAMETER', 'fields must map names of at most 100 characters to strings');
       }
+      // The names are signed into verificationData as a query string.
+      if (LONE_SURROGATE.test(name)) throw new PalisadeError('INVALID_PARAMETER', 'field names must be well-formed Unicode');
       fields[name] = value;
     }
   }

@@ -107,7 +107,7 @@ test('GET /v1/challenge: a penalty makes the challenge harder; v1 keys get v1 JS
 test('POST /v1/verify: success carries a server payload altcha-lib accepts with the key secret; usage and metrics', async () => {
   const h = harness(2);
   const payload = await widgetPayload(h, keyA, '&params.plan=pro');
-  const fields = { name: 'Ann', message: 'hello\r\nworld' };
+  const fields = { name: 'Ann', message: 'hello\r\nworld', 'größe 😀': 'M' };
   const reply = await h.verify(fakeRequest({
     method: 'POST', rawQuery: `apiKey=${keyA.id}`, ip: '198.51.100.23',
     headers: { 'content-type': 'application/json', origin: 'https://shop.example' },
@@ -120,7 +120,7 @@ test('POST /v1/verify: success carries a server payload altcha-lib accepts with 
   const q = new URLSearchParams(json.verificationData as string);
   assert.deepEqual(
     ['classification', 'challengeAlgorithm', 'ipAddress', 'origin', 'penalty', 'params.plan', 'fields', 'timeZone'].map((k) => q.get(k)),
-    ['GOOD', 'SHA-256', '198.51.100.0', 'https://shop.example', '2', 'pro', 'name,message', 'Europe/Berlin'],
+    ['GOOD', 'SHA-256', '198.51.100.0', 'https://shop.example', '2', 'pro', 'name,message,größe 😀', 'Europe/Berlin'],
   );
   const decoded = JSON.parse(Buffer.from(json.payload as string, 'base64').toString()) as never;
   assert.equal((await verifyServerSignature({ payload: decoded, hmacSecret: keyA.secret })).verified, true);
@@ -167,6 +167,8 @@ test('POST /v1/verify: malformed bodies are 400s; a bad payload string is a veri
   for (const body of [
     { payload: 'x', fields: [] }, { payload: 'x', fields: { a: 1 } }, { payload: 'x', fields: { ['n'.repeat(101)]: 'v' } },
     { payload: 'x', fields: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`f${i}`, 'v'])) },
+    // Lone surrogates in a name (JSON "\ud800") have no URI encoding for verificationData.
+    { payload: 'x', fields: { '\ud800': 'v' } }, { payload: 'x', fields: { 'a\udc00b': 'v' } }, { payload: 'x', fields: { 'x\ud83d': 'v' } },
     { payload: 'x', timeZone: 'Europe/Berlin; drop' }, { payload: 'x', timeZone: 5 }, { payload: 'x', code: 'c'.repeat(65) },
   ]) await assert.rejects(async () => post(h.verify, body, q), { code: 'INVALID_PARAMETER' }, JSON.stringify(body).slice(0, 60));
   await assert.rejects(async () => h.verify(fakeRequest({ method: 'POST', rawQuery: q.query, body: '{' })), { code: 'INVALID_JSON' });

@@ -4,12 +4,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import { verifyFieldsHash, verifyServerSignature } from 'altcha-lib';
 import { verifyServerSignature as verifyServerSignatureV1 } from 'altcha-lib/v1';
 import { anonymizeIp } from '../../src/ip.js';
 import {
-  asServerPayload, classify, createServerPayload, parseVerificationData, prepareServerKey, verifyServerPayload,
-  type ServerPayloadInput, type ServerSignatureAlgorithm,
+  asServerPayload, classify, createServerPayload, orderedVerificationData, parseVerificationData, prepareServerKey,
+  sortedVerificationData, verifyServerPayload, type ServerPayloadInput, type ServerSignatureAlgorithm,
 } from '../../src/pow/server-signature.js';
 import { memoryClaimOnce } from '../helpers/pow-test-server.js';
 
@@ -68,6 +69,38 @@ for (const algorithm of ['SHA-256', 'SHA-384', 'SHA-512'] as const) {
     assert.equal((await verifyServerSignatureV1(s.payload, 'sec_nope')).verified, false);
   });
 }
+
+test('verificationData without extra names: written in order, byte for byte what sorting gives', () => {
+  // Full Unicode (no lone surrogates: JSON bodies are checked for those before they get here).
+  const text = fc.string({ unit: 'binary', maxLength: 12 });
+  const input = fc.record({
+    score: fc.oneof(fc.double(), fc.constantFrom(0, 0.5, 1, 2.345, 1e21, 1e-7)),
+    ttlMs: fc.integer({ min: 0, max: 365 * 86_400_000 }),
+    now: fc.integer({ min: 0, max: 4_102_444_800_000 }),
+    reasons: fc.option(fc.array(text, { maxLength: 3 }), { nil: undefined }),
+    fields: fc.option(fc.dictionary(text, text, { maxKeys: 4 }), { nil: null }),
+    ipAddress: fc.option(fc.oneof(text, fc.ipV4(), fc.ipV6()), { nil: null }),
+    origin: fc.option(fc.oneof(text, fc.webUrl()), { nil: null }),
+    challengeAlgorithm: fc.option(fc.oneof(text, fc.constantFrom('SHA-256', 'PBKDF2/SHA-256', 'ARGON2ID')), { nil: undefined }),
+    penalty: fc.option(fc.oneof(fc.double(), fc.nat()), { nil: undefined }),
+    params: fc.option(fc.dictionary(text, text, { maxKeys: 4 }), { nil: null }),
+    timeZone: fc.option(fc.oneof(text, fc.constantFrom('Europe/Berlin', 'UTC')), { nil: null }),
+    id: fc.base64String({ maxLength: 16 }),
+  });
+  const key = prepareServerKey(SECRET);
+  fc.assert(fc.property(input, (i) => {
+    const full: ServerPayloadInput = { ...i, apiKeyId: KEY, key, algorithm: 'SHA-256' };
+    const score = Math.max(0, Math.round(i.score * 100) / 100);
+    assert.equal(orderedVerificationData(full, i.now, i.id, score), sortedVerificationData(full, i.now, i.id, score));
+  }), { numRuns: 3000 });
+  // createServerPayload takes the ordered way without extra names and the sorted way with them.
+  const fixed = { now: 1_700_000_000_000, params: { z: '1', a: '2', 'a.b': '3' }, origin: 'https://a.example:8443', timeZone: 'America/New_York' };
+  assert.equal(build(fixed).verificationData.replace(/&id=[^&]*/, ''),
+    'classification=GOOD&expire=1700000600&origin=https%3A%2F%2Fa.example%3A8443&params.a=2&params.a.b=3&params.z=1' +
+    '&score=0.5&time=1700000000&timeZone=America%2FNew_York&verified=true');
+  const withExtra = build({ ...fixed, extra: { 'location.countryCode': 'DE' } }).verificationData;
+  assert.match(withExtra, /&location.countryCode=DE&origin=/);
+});
 
 test('fieldsHash: altcha-lib verifyFieldsHash agrees; names with commas are left out; missing values are ""', async () => {
   const fields = { name: 'Ann', 'a,b': 'skipped', message: 'line1\r\nline2', empty: '' };
