@@ -15,8 +15,9 @@ export const S4: Scenario = {
   baselines: ['L', 'P'],
   derivation: { algorithm: 'PBKDF2/SHA-256', cost: 5_000 },
   // 100,000 per worker (the most CHALLENGE_POOL_SIZE takes, ~30 MB each): a warm-up burst of 10 % of
-  // all pools, then 3 bursts of 17 % each, leave about half; the low-water mark is a quarter, so no
-  // refill runs during a burst unless the kernel hands one worker over 70 % of the connections.
+  // all pools, then 3 bursts of 17 % each, take 122,000 of 200,000. Refilling starts below a quarter
+  // (25,000 in a worker), so no derivation runs during a burst unless one worker answers more than
+  // 61 % of the requests (75,000 of 122,000); the connections are spread over the workers by the kernel.
   stockedPool: { size: 100_000, warmupShare: 0.1, burstShare: 0.17 },
   checks: [
     { kind: 'stocked', config: 'production', min: 0.3 },
