@@ -4,8 +4,9 @@
 // memory of each worker is read from /proc: VmRSS (what issue 7's targets name) and its private
 // part, RssAnon. VmRSS also counts shared pages: the whole shared-memory state table (mapped with
 // MAP_POPULATE, so resident in every worker from the start; one table per host) and Node's binary:
-// bounded, not a leak; RssAnon is what a leak grows. Steady state is the mean over the last tenth of the run; growth
-// compares it with the mean over the second tenth (the first tenth is warm-up: JIT, pools, caches).
+// bounded, not a leak; RssAnon is what a leak grows. Steady state is the mean over the last tenth of
+// the run; growth compares it with the mean over the second tenth (the first tenth is warm-up: JIT,
+// pools, caches).
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S2 } from '../scenarios/s2-verify.js';

@@ -11,6 +11,7 @@ import type { ConfigName, Scenario } from '../scenarios/scenario.js';
 import { paths, type DriverContext } from './drivers.js';
 import { BENCH_ORIGIN, type KeyTemplate } from './keys.js';
 import { runLoad, type LoadResult } from './load.js';
+import { metricValue } from './metrics-text.js';
 import { median, ratio } from './stats.js';
 import { startPalisade, type Target } from './targets.js';
 
@@ -145,9 +146,9 @@ export async function poolCounters(url: string): Promise<PoolCounters> {
   if (res.status !== 200) throw new Error(`GET /.metrics answered ${res.status}`);
   const text = await res.text();
   const value = (sample: string): number => {
-    const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
-    if (line === undefined) throw new Error(`GET /.metrics has no ${sample}`);
-    return Number(line.slice(sample.length + 1));
+    const v = metricValue(text, sample);
+    if (v === null) throw new Error(`GET /.metrics has no ${sample}`);
+    return v;
   };
   return {
     ready: value('palisade_challenge_pool_ready'),

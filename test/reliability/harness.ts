@@ -233,13 +233,8 @@ export async function solvePayloads(pool: ConnectionPool, keyId: string, n: numb
   return out;
 }
 
-/** Value of one sample line of a Prometheus text body (`name` or `name{labels}`), or null. */
-export function metricValue(text: string, sample: string): number | null {
-  for (const line of text.split('\n')) {
-    if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
-  }
-  return null;
-}
+/** Value of one sample line of a Prometheus text body, or null (the bench's parser, shared). */
+export { metricValue } from '../../bench/lib/metrics-text.js';
 
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return NaN;
