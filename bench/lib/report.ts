@@ -142,10 +142,11 @@ function scenarioBlock(f: ResultsFile): string[] {
   const stocked = r.stockedPool ?? null; // absent from results written before it was measured
   if (stocked) {
     const configs = Object.entries(stocked.configs)
-      .map(([c, v]) => `${c} ${fmt(v!.rps)} req/s (÷ L ${v!.vsL ?? '—'}, ${plural(v!.missed, 'take')} found a pool empty)`).join(', ');
+      .map(([c, v]) => `${c} ${fmt(v!.rps)} req/s (÷ L ${v!.vsL ?? '—'}${v!.lRps === undefined ? '' : ` against L's ${fmt(v!.lRps)} req/s between its bursts`}, ` +
+        `${plural(v!.missed, 'take')} found a pool empty)`).join(', ');
     lines.push(`Stocked pool (CHALLENGE_POOL_SIZE=${fmt(stocked.size)} per worker, ${stocked.workers} workers; medians of ` +
       `${plural(stocked.rounds, 'burst')} of ${fmt(stocked.amount)} requests ` +
-      `after a warm-up burst): ${configs}; L over bursts of the same size ${fmt(stocked.L.rps)} req/s.`, '');
+      `after a warm-up burst, an L burst of the same size after each): ${configs}.`, '');
   }
   if (r.floodRatio !== null) lines.push(`Flood limit on ÷ off (production, issue 6): ${r.floodRatio}.`, '');
   return lines;

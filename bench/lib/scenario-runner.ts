@@ -272,9 +272,10 @@ export function evaluate(
     }
     case 'stocked': {
       // Met only when no take of the measured bursts found a pool empty: otherwise the pool did not keep up.
+      // Against the L bursts of the configuration's own minutes.
       const own = stocked?.configs[c.config];
-      const met = own !== undefined && own.missed === 0 && own.vsL !== null && atLeast(own.rps, stocked!.L.rps, c.min);
-      const measured = own === undefined ? null : shown(own.vsL, own.rps, stocked!.L.rps, c.min, met);
+      const met = own !== undefined && own.missed === 0 && own.vsL !== null && atLeast(own.rps, own.lRps, c.min);
+      const measured = own === undefined ? null : shown(own.vsL, own.rps, own.lRps, c.min, met);
       const label = `${c.config} ÷ L while the pool keeps up (stocked pool, bursts${own && own.missed > 0 ? `; ${own.missed} takes found it empty` : ''})`;
       return { label, measured, target: `≥ ${c.min}`, met };
     }

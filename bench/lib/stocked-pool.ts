@@ -2,8 +2,10 @@
 // a stocked pool. With the default CHALLENGE_POOL_SIZE (32) a full-speed run empties the pool within
 // milliseconds, so each Palisade configuration runs again here with a pool deep enough for a burst:
 // its pools fill (the service's metrics say when), then fixed numbers of requests (autocannon's
-// `amount`) go out as fast as the generator sends them, and L gets bursts of the same size; a burst's
-// rate is its median 50 ms sample (bench/lib/load.ts), which leaves out connecting and the tail. The
+// `amount`) go out as fast as the generator sends them, and L gets a burst of the same size after
+// each; a burst's rate is its median 50 ms sample (bench/lib/load.ts), which leaves out connecting and
+// the tail. Each configuration is compared with the L bursts of its own minutes: on the shared
+// machine L's bursts moved by half between configurations measured minutes apart. The
 // bursts stay well above the pool's low-water mark, so no derivation runs during them, and the
 // metrics count the takes that found a pool empty: none may.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,10 +44,14 @@ export interface StockedResult {
   /** Requests per measured burst; bursts per configuration (L had one after each). */
   readonly amount: number;
   readonly rounds: number;
+  /** Every L burst of the invocation, in order (each configuration's `lRps` is the median of its own). */
   readonly L: { readonly runs: readonly LoadResult[]; readonly rps: number };
   readonly configs: Readonly<Partial<Record<ConfigName, {
     readonly runs: readonly StockedRun[];
     readonly rps: number;
+    /** The median of the L bursts run between this configuration's bursts. */
+    readonly lRps: number;
+    /** rps ÷ lRps. */
     readonly vsL: number | null;
     /** Takes during the measured bursts that found a pool empty (waited or refused): 0 when the pool kept up. */
     readonly missed: number;
@@ -72,7 +78,7 @@ export async function measureStockedPool(
   const burst = (url: string, path: string, n: number) => runLoad({
     url, request: { method: 'GET', path, headers: HEADERS }, durationS: 0, amount: n, connections: ctx.connections, workers: 0,
   });
-  const configs: Partial<Record<ConfigName, { runs: StockedRun[]; rps: number; vsL: number | null; missed: number }>> = {};
+  const configs: Partial<Record<ConfigName, { runs: StockedRun[]; rps: number; lRps: number; vsL: number | null; missed: number }>> = {};
   const lRuns: LoadResult[] = [];
   for (const config of s.configs) {
     ctx.log(`  stocked pool: starting palisade:${config} with CHALLENGE_POOL_SIZE=${plan.size}`);
@@ -86,6 +92,7 @@ export async function measureStockedPool(
       await burst(url, path, warmup);
       if (lRuns.length === 0) await burst(L.server.url, lPath, amount); // the generator's warm-up on L
       const runs: StockedRun[] = [];
+      const ownL: LoadResult[] = [];
       for (let round = 0; round < ctx.runs; round++) {
         const before = await poolCounters(url);
         const r = await burst(url, path, amount);
@@ -95,16 +102,17 @@ export async function measureStockedPool(
           `${after.ready} still ready, ${missedTakes(before, after)} takes found a pool empty${r.non2xx > 0 ? ` [${r.non2xx} non-2xx]` : ''}`);
         const l = await burst(L.server.url, lPath, amount);
         lRuns.push(l);
+        ownL.push(l);
         ctx.log(`  stocked pool round ${round + 1} L: ${l.sampledRps} req/s (${l.rps} over the whole burst)`);
       }
-      configs[config] = { runs, rps: median(runs.map((r) => r.sampledRps!)), vsL: null, missed: runs.reduce((n, r) => n + missedTakes(r.before, r.after), 0) };
+      const rps = median(runs.map((r) => r.sampledRps!));
+      const lRps = median(ownL.map((r) => r.sampledRps!));
+      configs[config] = { runs, rps, lRps, vsL: ratio(rps, lRps), missed: runs.reduce((n, r) => n + missedTakes(r.before, r.after), 0) };
     } finally {
       await target.server.stop();
     }
   }
-  const lRps = median(lRuns.map((r) => r.sampledRps!));
-  for (const c of Object.values(configs)) c.vsL = ratio(c.rps, lRps);
-  return { size: plan.size, workers: ctx.workers, amount, rounds: ctx.runs, L: { runs: lRuns, rps: lRps }, configs };
+  return { size: plan.size, workers: ctx.workers, amount, rounds: ctx.runs, L: { runs: lRuns, rps: median(lRuns.map((r) => r.sampledRps!)) }, configs };
 }
 
 function missedTakes(before: PoolCounters, after: PoolCounters): number {
