@@ -1,0 +1,50 @@
+// The README section the bench writes: S4's stocked-pool line names the L figure each configuration
+// was divided by (the L bursts of its own minutes), and results written before that pairing (no
+// lRps) still render.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { renderSection, type ResultsFile } from '../../bench/lib/report.js';
+import type { StockedResult } from '../../bench/lib/stocked-pool.js';
+
+const machine = { cpuModel: 'AMD EPYC', cores: 2, cpuFlags: ['sha_ni'], memoryMb: 24_106, node: 'v20.20.2', os: 'linux' };
+const options = {
+  generator: 'autocannon 8.0.0', quick: false, durationS: 10, warmupS: 2, runs: 3, connections: 100, loadWorkers: 1, workers: 2,
+};
+
+function s4(stockedPool: StockedResult): ResultsFile {
+  return {
+    kind: 'scenario', date: '2026-11-22T09:00:00.000Z', machine, options, generatorCheck: null,
+    result: {
+      id: 'S4', title: 'GET /v1/challenge (PBKDF2/SHA-256 cost 5,000, pooled)', skipped: null, loadBefore: [1, 1, 1],
+      loadAfter: [2, 2, 2], targets: [], derivation: null, stockedPool, floodRatio: null, checks: [],
+    },
+  } as unknown as ResultsFile;
+}
+
+const run = (sampledRps: number) => ({ sampledRps }) as unknown as StockedResult['L']['runs'][number];
+
+test('bench report: each stocked-pool configuration is shown against the L bursts of its own minutes', () => {
+  const text = renderSection(new Map([['S4', s4({
+    size: 100_000, workers: 2, amount: 34_000, rounds: 3,
+    L: { runs: [run(30_000), run(62_000)], rps: 46_000 },
+    configs: {
+      production: { runs: [], rps: 20_000, lRps: 30_000, vsL: 0.67, missed: 0 },
+      bare: { runs: [], rps: 40_000, lRps: 62_000, vsL: 0.65, missed: 3 },
+    },
+  })]]));
+  const line = text.split('\n').find((l) => l.startsWith('Stocked pool'));
+  assert.equal(line,
+    'Stocked pool (CHALLENGE_POOL_SIZE=100,000 per worker, 2 workers; medians of 3 bursts of 34,000 requests after a ' +
+    'warm-up burst, an L burst of the same size after each): ' +
+    "production 20,000 req/s (÷ L 0.67 against L's 30,000 req/s between its bursts, 0 takes found a pool empty), " +
+    "bare 40,000 req/s (÷ L 0.65 against L's 62,000 req/s between its bursts, 3 takes found a pool empty).");
+});
+
+test('bench report: a stocked-pool result from before the pairing (no lRps) still renders', () => {
+  const old = {
+    size: 100_000, workers: 2, amount: 34_000, rounds: 3, L: { runs: [], rps: 47_650 },
+    configs: { production: { runs: [], rps: 20_220, vsL: 0.42, missed: 0 } },
+  } as unknown as StockedResult;
+  const line = renderSection(new Map([['S4', s4(old)]])).split('\n').find((l) => l.startsWith('Stocked pool'));
+  assert.match(line ?? '', /: production 20,220 req\/s \(÷ L 0\.42, 0 takes found a pool empty\)\.$/);
+});
