@@ -141,6 +141,7 @@ function scenarioBlock(f: ResultsFile): string[] {
   }
   const stocked = r.stockedPool ?? null; // absent from results written before it was measured
   if (stocked) {
+    // lRps (the L bursts of the configuration's own minutes) is absent from results written before session 7.
     const configs = Object.entries(stocked.configs)
       .map(([c, v]) => `${c} ${fmt(v!.rps)} req/s (÷ L ${v!.vsL ?? '—'}${v!.lRps === undefined ? '' : ` against L's ${fmt(v!.lRps)} req/s between its bursts`}, ` +
         `${plural(v!.missed, 'take')} found a pool empty)`).join(', ');

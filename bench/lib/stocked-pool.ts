@@ -5,7 +5,7 @@
 // `amount`) go out as fast as the generator sends them, and L gets a burst of the same size after
 // each; a burst's rate is its median 50 ms sample (bench/lib/load.ts), which leaves out connecting and
 // the tail. Each configuration is compared with the L bursts of its own minutes: on the shared
-// machine L's bursts moved by half between configurations measured minutes apart. The
+// machine L's bursts ran twice as fast in one configuration's minutes as in the other's. The
 // bursts stay well above the pool's low-water mark, so no derivation runs during them, and the
 // metrics count the takes that found a pool empty: none may.
 import { setTimeout as sleep } from 'node:timers/promises';
