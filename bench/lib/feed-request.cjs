@@ -10,13 +10,15 @@ let bytes = null;
 let offsets = null;
 let next = null;
 let count = 0;
+let repeat = false;
 
-/** feed: { data, offsets, next: SharedArrayBuffer, count: number } (bench/lib/payloads.ts). */
+/** feed: { data, offsets, next: SharedArrayBuffer, count: number, repeat?: boolean } (bench/lib/payloads.ts). */
 function attach(feed) {
   bytes = Buffer.from(feed.data);
   offsets = new Int32Array(feed.offsets);
   next = new Int32Array(feed.next);
   count = feed.count;
+  repeat = feed.repeat === true;
 }
 
 /** Sent past the end of the feed: harmless to every target (a replay would earn Palisade's penalty). */
@@ -26,7 +28,12 @@ function setupRequest(request) {
   // Past the end the runner sees the overrun in `next` and retries the run with a larger feed, so
   // no measured run ever contains these. They go to /.live, not to the verify route: replays would
   // mark the load generator's address as abusive and block it for the rest of the invocation.
+  // A repeating feed (L's stand-in body in the verify scenarios) sends its last body again and again.
   const i = Atomics.add(next, 0, 1);
+  if (repeat && i >= count) {
+    request.body = bytes.subarray(offsets[count - 1], offsets[count]);
+    return request;
+  }
   if (i >= count) {
     request.method = 'GET';
     request.path = PAST_THE_END;

@@ -122,7 +122,7 @@ function open(host: string, port: number): Promise<Conn> {
 }
 
 /** The bytes of each next request: one prebuilt buffer, or a new one per feed body. */
-function requestSource(spec: RequestSpec, host: string): () => Buffer {
+export function requestSource(spec: RequestSpec, host: string): () => Buffer {
   const headers = Object.entries(spec.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   const head = (length: number) => `${spec.method} ${spec.path} HTTP/1.1\r\nhost: ${host}\r\n${headers}` +
     `${spec.method === 'GET' ? '' : `content-length: ${length}\r\n`}\r\n`;
@@ -138,7 +138,9 @@ function requestSource(spec: RequestSpec, host: string): () => Buffer {
   // Past the end of the feed, GET /.live (see feed-request.cjs): never a replay.
   const pastTheEnd = Buffer.from(`GET /.live HTTP/1.1\r\nhost: ${host}\r\n\r\n`, 'latin1');
   return () => {
-    const i = Atomics.add(claims, 0, 1);
+    // A repeating feed (L's stand-in body) sends its last body again and again.
+    const claimed = Atomics.add(claims, 0, 1);
+    const i = feed.repeat && claimed >= feed.count ? feed.count - 1 : claimed;
     if (i >= feed.count) return pastTheEnd;
     const body = bytes.subarray(offsets[i], offsets[i + 1]);
     return Buffer.concat([Buffer.from(head(body.length), 'latin1'), body]);
