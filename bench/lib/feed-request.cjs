@@ -24,17 +24,23 @@ function attach(feed) {
 /** Sent past the end of the feed: harmless to every target (a replay would earn Palisade's penalty). */
 const PAST_THE_END = '/.live';
 
+/**
+ * Claims the next request of a feed: the index of its body, or -1 past the end. Past the end the
+ * runner sees the overrun in `claims` and retries the run with a larger feed, so no measured run
+ * ever contains those requests; they go to PAST_THE_END, not to the verify route: replays would
+ * mark the load generator's address as abusive and block it for the rest of the invocation. A
+ * repeating feed (L's stand-in body in the verify scenarios) sends its last body again and again.
+ * The paced generator (paced.ts) claims through this function too.
+ */
+function claim(claims, feedCount, feedRepeats) {
+  const i = Atomics.add(claims, 0, 1);
+  if (i < feedCount) return i;
+  return feedRepeats ? feedCount - 1 : -1;
+}
+
 function setupRequest(request) {
-  // Past the end the runner sees the overrun in `next` and retries the run with a larger feed, so
-  // no measured run ever contains these. They go to /.live, not to the verify route: replays would
-  // mark the load generator's address as abusive and block it for the rest of the invocation.
-  // A repeating feed (L's stand-in body in the verify scenarios) sends its last body again and again.
-  const i = Atomics.add(next, 0, 1);
-  if (repeat && i >= count) {
-    request.body = bytes.subarray(offsets[count - 1], offsets[count]);
-    return request;
-  }
-  if (i >= count) {
+  const i = claim(next, count, repeat);
+  if (i < 0) {
     request.method = 'GET';
     request.path = PAST_THE_END;
     request.body = undefined;
@@ -48,3 +54,5 @@ if (!isMainThread && workerData && workerData.opts && workerData.opts.benchFeed)
 
 module.exports = setupRequest;
 module.exports.attach = attach;
+module.exports.claim = claim;
+module.exports.PAST_THE_END = PAST_THE_END;

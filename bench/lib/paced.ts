@@ -7,8 +7,9 @@
 // request that waits for a free connection is late by that wait: no coordinated omission). Requests
 // sent on time are measured from the moment they are written: Node's timers tick every ~1 ms, and
 // that lateness is the generator's, not the server's.
+import { createRequire } from 'node:module';
 import { connect, type Socket } from 'node:net';
-import type { Latency, LoadResult, RequestSpec } from './load.js';
+import { FEED_MODULE, type Latency, type LoadResult, type RequestSpec } from './load.js';
 import { round } from './stats.js';
 
 export interface PacedOptions {
@@ -121,6 +122,11 @@ function open(host: string, port: number): Promise<Conn> {
   });
 }
 
+const feedModule = createRequire(import.meta.url)(FEED_MODULE) as {
+  claim(claims: Int32Array, count: number, repeats: boolean): number;
+  PAST_THE_END: string;
+};
+
 /** The bytes of each next request: one prebuilt buffer, or a new one per feed body. */
 export function requestSource(spec: RequestSpec, host: string): () => Buffer {
   const headers = Object.entries(spec.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
@@ -135,13 +141,13 @@ export function requestSource(spec: RequestSpec, host: string): () => Buffer {
   const offsets = new Int32Array(feed.offsets);
   const claims = new Int32Array(feed.next);
   Atomics.store(claims, 0, 0);
-  // Past the end of the feed, GET /.live (see feed-request.cjs): never a replay.
-  const pastTheEnd = Buffer.from(`GET /.live HTTP/1.1\r\nhost: ${host}\r\n\r\n`, 'latin1');
+  // The same claims as autocannon's requests (feed-request.cjs): once each, a repeating feed again
+  // and again, past the end GET /.live, never a replay.
+  const pastTheEnd = Buffer.from(`GET ${feedModule.PAST_THE_END} HTTP/1.1\r\nhost: ${host}\r\n\r\n`, 'latin1');
+  const repeats = feed.repeat === true;
   return () => {
-    // A repeating feed (L's stand-in body) sends its last body again and again.
-    const claimed = Atomics.add(claims, 0, 1);
-    const i = feed.repeat && claimed >= feed.count ? feed.count - 1 : claimed;
-    if (i >= feed.count) return pastTheEnd;
+    const i = feedModule.claim(claims, feed.count, repeats);
+    if (i < 0) return pastTheEnd;
     const body = bytes.subarray(offsets[i], offsets[i + 1]);
     return Buffer.concat([Buffer.from(head(body.length), 'latin1'), body]);
   };
