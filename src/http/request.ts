@@ -1,5 +1,6 @@
 // The RequestContext handed to route handlers: everything copied out of uWS before the first await.
 import { PalisadeError } from '../errors.js';
+import { nestsDeeper } from '../json-depth.js';
 import type { RequestContext } from './types.js';
 
 export class Request implements RequestContext {
@@ -69,24 +70,4 @@ export function parseJson(body: Buffer): unknown {
   } catch {
     throw new PalisadeError('INVALID_JSON');
   }
-}
-
-/** Whether brackets outside strings open more than `max` levels (the text need not be valid JSON). */
-function nestsDeeper(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes the next character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--;
-    }
-  }
-  return false;
 }

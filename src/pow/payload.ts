@@ -1,48 +1,33 @@
 // Decoding of the base64 JSON payloads clients post (widget solutions and server-signature
 // payloads), bounded before any work is done, and the canonical JSON both sides sign.
+import { nestsDeeper } from '../json-depth.js';
 
 /** Default upper bound of a base64 payload: a v2 challenge with 10 custom params is about 3 KB. */
 export const MAX_PAYLOAD_LENGTH = 16_384;
 /** Deepest nesting a legitimate payload has is 3 ({challenge:{parameters:{data:{}}}}). */
 const MAX_DEPTH = 6;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
  * base64 → JSON value, or undefined when the text is too long, not canonical padded base64, nested
- * deeper than MAX_DEPTH, or not JSON. Decoded as Latin-1: the widget encodes with btoa, which maps
- * characters to bytes one to one (and our payloads are ASCII, so a UTF-8 encoder agrees).
+ * deeper than MAX_DEPTH, or not JSON. Canonical means that encoding the decoded bytes gives the
+ * text back: that refuses characters outside the standard alphabet (base64url's too), whitespace,
+ * missing or misplaced padding and set bits after the last byte, as every encoder writes them (the
+ * widget's btoa, altcha-lib, Buffer), with one native call instead of a regular expression over the
+ * text. Decoded as Latin-1: the widget encodes with btoa, which maps characters to bytes one to one
+ * (and our payloads are ASCII, so a UTF-8 encoder agrees).
  * `__proto__` keys stay plain own properties (JSON.parse defines them; nothing here assigns them).
  */
 export function decodePayload(text: string, maxLength = MAX_PAYLOAD_LENGTH): unknown {
-  if (typeof text !== 'string' || text.length === 0 || text.length > maxLength) return undefined;
-  if (text.length % 4 !== 0 || !BASE64.test(text)) return undefined;
-  const json = Buffer.from(text, 'base64').toString('latin1');
-  if (!withinDepth(json, MAX_DEPTH)) return undefined;
+  if (typeof text !== 'string' || text.length === 0 || text.length > maxLength || text.length % 4 !== 0) return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.toString('base64') !== text) return undefined;
+  const json = bytes.toString('latin1');
+  if (nestsDeeper(json, MAX_DEPTH)) return undefined;
   try {
     return JSON.parse(json) as unknown;
   } catch {
     return undefined;
   }
-}
-
-/** Linear scan: false when brackets outside strings nest deeper than `max`. */
-function withinDepth(json: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return false;
-    } else if (c === 0x7d || c === 0x5d) {
-      depth--;
-    }
-  }
-  return true;
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {
@@ -57,6 +42,9 @@ export function isObject(v: unknown): v is Record<string, unknown> {
  */
 export function canonicalJson(value: unknown): string {
   if (!isObject(value)) return JSON.stringify(value);
+  // The parameters of a payload come back in the order they were issued in, which is sorted: then
+  // JSON.stringify already writes the canonical bytes, in a third of the time.
+  if (inCanonicalOrder(value)) return JSON.stringify(value);
   const keys = Object.keys(value);
   // altcha-lib rebuilds each object from its sorted entries, and a JavaScript object lists
   // array-index keys ("0", "17") first in numeric order whatever the insertion order: Object.keys
@@ -72,6 +60,25 @@ export function canonicalJson(value: unknown): string {
     out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(v)}`;
   }
   return `${out}}`;
+}
+
+/**
+ * True when JSON.stringify(value) writes what canonicalJson would: a plain object (no toJSON, no
+ * other prototype, as JSON.parse makes them) whose keys after its array-index keys are in ascending
+ * order, and the same for every object among its values. Arrays are written as they are either way.
+ */
+function inCanonicalOrder(value: Record<string, unknown>): boolean {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if ((proto !== Object.prototype && proto !== null) || typeof value.toJSON === 'function') return false;
+  const keys = Object.keys(value);
+  let first = 0;
+  while (first < keys.length && isArrayIndex(keys[first]!)) first++;
+  for (let i = first + 1; i < keys.length; i++) if (keys[i]! <= keys[i - 1]!) return false;
+  for (const key of keys) {
+    const v = value[key];
+    if (isObject(v) && !inCanonicalOrder(v)) return false;
+  }
+  return true;
 }
 
 /** "0", "1", … "4294967294": the keys JavaScript orders numerically, before all others. */
