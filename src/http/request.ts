@@ -38,6 +38,7 @@ export class Request implements RequestContext {
 
 /** application/json, application/*+json and text/plain (sendBeacon-style posts) with any parameters. */
 function isJsonType(type: string): boolean {
+  if (type === 'application/json') return true; // what the widget and the client libraries send
   const t = type.split(';', 1)[0]!.trim().toLowerCase();
   return t === 'application/json' || t === 'text/plain' || (t.startsWith('application/') && t.endsWith('+json'));
 }

@@ -67,6 +67,12 @@ describe('HTTP layer', () => {
     res = await post('{"a":1}', 'application/x-www-form-urlencoded');
     assert.equal(res.status, 415);
     assert.deepEqual(await res.json(), { error: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415 });
+    for (const type of ['Application/JSON; charset=utf-8', 'application/vnd.api+json', 'text/plain;charset=UTF-8']) {
+      res = await post('{"a":1}', type);
+      assert.equal(res.status, 200, type);
+    }
+    res = await post('{"a":1}', 'application/jsonx');
+    assert.equal(res.status, 415);
     res = await post('{"__proto__":{"polluted":1}}');
     assert.equal(res.status, 200);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
