@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { PalisadeError } from '../../src/errors.js';
 import { monitoringAccess } from '../../src/http/monitoring.js';
 import { Router } from '../../src/http/router.js';
@@ -321,5 +323,42 @@ describe('monitoring access', () => {
     res = await fetch(`${s.url}/.live`, { headers: { authorization: 'Bearer ops:s3cret' } });
     assert.equal(res.status, 401);
     s.server.close();
+  });
+});
+
+describe('HTTP layer: memory', () => {
+  test('a request read with a body is not kept alive by its idle keep-alive connection', async () => {
+    // Nothing the connection keeps (uWS's handlers, the body timer) may hold the last request (its
+    // body, headers, route) while the connection waits for the next one: every idle keep-alive
+    // connection would keep one alive (bench/README.md, "The request after its answer").
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let body: WeakRef<Buffer> | undefined;
+    let request: WeakRef<object> | undefined;
+    const router = new Router().add('POST', '/keep', (req) => {
+      body = new WeakRef(req.body!);
+      request = new WeakRef(req);
+      return json({ size: req.body!.length });
+    });
+    const server = createHttpServer(router, { port: 0, logger: silent, clientIp: { trustedProxies: parseCidrList(''), ipHeadersSecret: '' } });
+    const port = await server.listen();
+    const socket = connect(port, '127.0.0.1');
+    try {
+      const answer = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
+      const payload = JSON.stringify({ pad: 'x'.repeat(4000) });
+      socket.write(`POST /keep HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n${payload}`);
+      assert.match(await answer, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\{"size":4010\}$/);
+      // The connection stays open and idle; the request must be garbage all the same.
+      for (let i = 0; i < 10 && (body!.deref() !== undefined || request!.deref() !== undefined); i++) {
+        await new Promise((r) => setImmediate(r));
+        gc();
+      }
+      assert.equal(body!.deref(), undefined, 'the body is still reachable');
+      assert.equal(request!.deref(), undefined, 'the request is still reachable');
+      assert.equal(socket.destroyed, false);
+    } finally {
+      socket.destroy();
+      await server.close();
+    }
   });
 });
