@@ -421,9 +421,9 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
 function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: number,
   done: (err: PalisadeError | null, body: Buffer) => void): void {
   // Once settled, nothing the handlers or the timer can reach holds the request (its body, and
-  // through `done` its headers and route). While they held it, a worker under S2 load kept about
-  // twice the bytes past its scavenges, on a heap half again as large, with two to three times the
-  // mark-compacts (bench/README.md, "The request after its answer"); which reference kept them
+  // through `done` its headers and route). While they held it, a worker under S2 load kept two to
+  // five times the bytes past its scavenges, on a heap half again as large, with two to three times
+  // the mark-compacts (bench/README.md, "The request after its answer"); which reference kept them
   // alive that long was not pinned down.
   let chunks: Buffer[] | null = [];
   let size = 0;

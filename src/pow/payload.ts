@@ -11,9 +11,9 @@ const MAX_DEPTH = 6;
  * base64 → JSON value, or undefined when the text is too long, not canonical padded base64, nested
  * deeper than MAX_DEPTH, or not JSON. Canonical means that encoding the decoded bytes gives the
  * text back: that refuses characters outside the standard alphabet (base64url's too), whitespace,
- * missing or misplaced padding and set bits after the last byte, as every encoder writes them (the
- * widget's btoa, altcha-lib, Buffer), with one native call instead of a regular expression over the
- * text. Decoded as Latin-1: the widget encodes with btoa, which maps characters to bytes one to one
+ * missing or misplaced padding and set bits after the last byte, none of which an encoder writes
+ * (the widget's btoa, altcha-lib, Buffer), with one native call instead of a regular expression
+ * over the text. Decoded as Latin-1: the widget encodes with btoa, which maps characters to bytes one to one
  * (and our payloads are ASCII, so a UTF-8 encoder agrees).
  * `__proto__` keys stay plain own properties (JSON.parse defines them; nothing here assigns them).
  */
@@ -43,7 +43,7 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 export function canonicalJson(value: unknown): string {
   if (!isObject(value)) return JSON.stringify(value);
   // The parameters of a payload come back in the order they were issued in, which is sorted: then
-  // JSON.stringify already writes the canonical bytes, in a third of the time.
+  // JSON.stringify already writes the canonical bytes, in less than half the time.
   if (inCanonicalOrder(value)) return JSON.stringify(value);
   const keys = Object.keys(value);
   // altcha-lib rebuilds each object from its sorted entries, and a JavaScript object lists
