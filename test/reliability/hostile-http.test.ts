@@ -24,11 +24,7 @@ import { HttpConnection, metricValue, report, sleep, startBatteryService, timing
 const LAG_BOUND_MS = 50;
 /** uWS closes a connection that has not completed a request within about 10 s. */
 const IDLE_TIMEOUT_MS = 10_000;
-/**
- * How often a large request whose answer a reset discarded is sent again. uWS closes at once after
- * refusing a body that is still arriving; the bytes it leaves unread make the kernel reset the
- * connection, sometimes before this client has read the answer (see the loop below).
- */
+/** How often a large request whose answer a reset discarded is sent again (see the loop that uses it). */
 const RESENDS = 3;
 
 let svc: Service;
@@ -185,10 +181,13 @@ test('hostile HTTP: each answered as listed (4xx, closed where ambiguous), no cr
   // this client before it has read the answer discards the answer (uWS has no lingering close).
   // On a loaded machine that happens now and then (once, on a freshly booted one, twice in a row),
   // so such a case is sent again, alone, up to RESENDS times.
+  const lost = (i: number) => {
+    const o = outcomes[i]!;
+    return o.status === null && o.closedAfterMs !== null && list[i]!.status !== null && bytes[i]!.length > 1_000_000;
+  };
   let resent = 0;
   for (let i = 0; i < list.length; i++) {
-    const lost = (o: Outcome) => o.status === null && o.closedAfterMs !== null && list[i]!.status !== null && bytes[i]!.length > 1_000_000;
-    for (let attempt = 0; attempt < RESENDS && lost(outcomes[i]!); attempt++) {
+    for (let attempt = 0; attempt < RESENDS && lost(i); attempt++) {
       resent++;
       outcomes[i] = await send(svc.port, bytes[i]!, 300, IDLE_TIMEOUT_MS + 5000);
     }
