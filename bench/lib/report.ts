@@ -175,12 +175,14 @@ function memoryBlock(m: MemoryFile): string[] {
   const lines = [
     '### Memory: mixed S1/S2 at 50% of the maximum rate', '',
     `_${m.date.slice(0, 10)}, ${r.durationS >= 120 ? `${Math.round(r.durationS / 60)} min` : `${r.durationS} s`} at ${fmt(r.rate)} req/s (maximum ${fmt(r.calibration.rps)}), ` +
-    `memory sampled every ${r.sampleEveryS} s; MB, means over the second tenth (warm) and the last tenth (steady) of the run._`, '',
-    '| worker | RSS warm → steady | growth | private (RssAnon) warm → steady | growth | PSS steady |',
-    '|---|---:|---:|---:|---:|---:|',
+    `memory sampled every ${r.sampleEveryS} s; MB, means over the second tenth (warm) and the last tenth (steady) of the run; ` +
+    'growth: along a Theil–Sen line through every sample after the first tenth (what the targets check), and steady ÷ warm − 1._', '',
+    '| worker | RSS warm → steady | growth (line) | growth (steady ÷ warm) | private (RssAnon) warm → steady | growth (line) | growth (steady ÷ warm) | PSS steady |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const w of r.workers) {
-    lines.push(`| ${w.pid} | ${w.warm.rss} → ${w.steady.rss} | ${pct(w.growth)} | ${w.warm.anon} → ${w.steady.anon} | ${pct(w.anonGrowth)} | ${w.steady.pss ?? '—'} |`);
+    lines.push(`| ${w.pid} | ${w.warm.rss} → ${w.steady.rss} | ${pct(w.trend?.rss ?? null)} | ${pct(w.growth)} | ` +
+      `${w.warm.anon} → ${w.steady.anon} | ${pct(w.trend?.anon ?? null)} | ${pct(w.anonGrowth)} | ${w.steady.pss ?? '—'} |`);
   }
   lines.push('', 'RSS includes shared pages: the whole shared-memory state table (one per host, mapped into every worker) ' +
     'and Node\'s binary; the private part is what a leak would grow, PSS divides the shared pages among the processes that map them.', '');
