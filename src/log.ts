@@ -19,14 +19,16 @@ export interface LoggerOptions {
   /** Where lines go; default stdout (fd 1). */
   destination?: NodeJS.WritableStream;
   /**
-   * Hand the destination the lines of one event-loop turn as one string (at most ~16 KB each),
-   * instead of line by line. Default: on for stdout, off for a given destination.
+   * Hand the destination the lines of up to BATCH_MS as one string (at most ~16 KB each), instead
+   * of line by line. Default: on for stdout, off for a given destination.
    */
   batch?: boolean;
 }
 
 /** A batch is handed over at once when it reaches this many characters. */
 const BATCH_CHARS = 16 * 1024;
+/** …and otherwise this long after its first line. */
+export const BATCH_MS = 20;
 
 /** Where a logger's lines go: the format, the tap and the destination, for pino and accessLog alike. */
 interface Sink {
@@ -49,30 +51,36 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const tap = options.tap;
   // stdout is a SonicBoom, whose write() appends the line to its pending string and then takes the
   // byte length of that whole string (up to 16 KB, flattened each time): per line, a cost that grows
-  // with the lines already waiting. That was 8 % of a challenge's CPU under load; one write per
-  // event-loop turn pays it once for all the turn's lines (bench/README.md). The order is kept:
-  // every line, pino's and the access log's, goes through the same batch.
+  // with the lines already waiting. That was 8 % of a challenge's CPU under load. And each of its
+  // writes is an fs.write on libuv's thread pool: a futex to wake a pool thread, a context switch,
+  // the write, a wake-up of the event loop. Handed over once per event-loop turn, that was still 0.6
+  // writes per request under S2 (a turn holds one or two requests) and the top item of a
+  // production worker's profile (writeString 14 % of busy samples). So a batch is handed over when
+  // it reaches 16 KB or BATCH_MS after its first line, whichever comes first: under load every
+  // write carries 16 KB. The order is kept: every line, pino's and the access log's, goes through
+  // the same batch; logger.flush() (every exit path in main.ts) hands it over at once.
   let pending = '';
-  let scheduled = false;
+  let timer: NodeJS.Timeout | null = null;
   const handOver = () => {
+    if (timer !== null) {
+      clearTimeout(timer);
+      timer = null;
+    }
     if (pending === '') return;
     const chunk = pending;
     pending = '';
     out.write(chunk);
   };
-  // A 16 KB hand-over leaves the turn's setImmediate in place for the lines after it: one per turn.
-  const endOfTurn = () => {
-    scheduled = false;
+  const due = () => {
+    timer = null;
     handOver();
   };
   const put = (options.batch ?? options.destination === undefined)
     ? (text: string) => {
       pending += text;
       if (pending.length >= BATCH_CHARS) handOver();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(endOfTurn);
-      }
+      // Not unref'd: a process that ends on its own still writes its last lines.
+      else if (timer === null) timer = setTimeout(due, BATCH_MS);
     }
     : (text: string) => { out.write(text); };
   // A plain object rather than a Writable: pino needs only write(), and a stream's buffering and

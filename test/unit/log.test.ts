@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import { accessLog, createLogger, plainLine, type LoggerOptions } from '../../src/log.js';
+import { accessLog, BATCH_MS, createLogger, plainLine, type LoggerOptions } from '../../src/log.js';
 
 function capture(options: Omit<LoggerOptions, 'destination'> = {}) {
   const lines: string[] = [];
@@ -74,16 +74,19 @@ test('logger.flush() flushes a destination that buffers (flushSync) and calls ba
   assert.equal(called, true);
 });
 
-test('batch: the lines of one event-loop turn reach the destination as one write, in order; 16 KB hands over early; flush() hands over at once', async () => {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('batch: the lines of BATCH_MS reach the destination as one write, in order; 16 KB hands over early; flush() hands over at once', async () => {
   const { logger, lines, tapped } = capture({ batch: true, base: { worker: 2 } });
   const access = accessLog(logger);
   logger.warn({ n: 1 }, 'first');
   access(RECORDS[0]!);
-  logger.error({ n: 2 }, 'third');
-  assert.equal(lines.length, 0, 'nothing before the turn ends');
-  assert.equal(tapped.length, 3, 'the tap still gets each line at once');
+  assert.equal(tapped.length, 2, 'the tap still gets each line at once');
   await new Promise((resolve) => setImmediate(resolve));
-  assert.equal(lines.length, 1);
+  logger.error({ n: 2 }, 'third');
+  assert.equal(lines.length, 0, 'nothing written at the end of the turn: the batch waits for BATCH_MS');
+  await sleep(BATCH_MS + 30);
+  assert.equal(lines.length, 1, 'the lines of two turns in one write');
   assert.deepEqual(lines[0]!.split('\n'), [...tapped, '']);
   assert.deepEqual(lines[0]!.split('\n').slice(0, 3).map((l) => (JSON.parse(l) as { msg?: string; type?: string }).msg ?? 'access'),
     ['first', 'access', 'third']);
@@ -98,8 +101,24 @@ test('batch: the lines of one event-loop turn reach the destination as one write
   const all = lines.join('');
   assert.equal(all, tapped.map((l) => `${l}\n`).join(''));
   assert.equal(all.split('\n').length - 1, 200);
-  await new Promise((resolve) => setImmediate(resolve));
+  await sleep(BATCH_MS + 30);
   assert.equal(lines.join(''), all, 'nothing written twice after the flush');
+
+  // A line after a hand-over starts a new batch, which is written on its own timer.
+  lines.length = 0;
+  logger.info('late');
+  await sleep(BATCH_MS + 30);
+  assert.equal(lines.length, 1);
+  assert.equal((JSON.parse(lines[0]!) as { msg: string }).msg, 'late');
+});
+
+test('batch: a process whose last act is to log still writes the line (the batch timer keeps it alive)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const logModule = new URL('../../src/log.js', import.meta.url).href;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e',
+    `import { createLogger } from ${JSON.stringify(logModule)}; createLogger().info('last words');`], { encoding: 'utf8', timeout: 10_000 });
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal((JSON.parse(child.stdout.trim()) as { msg: string }).msg, 'last words');
 });
 
 test('without batch (the default for a given destination) every line is written at once', () => {
