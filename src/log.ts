@@ -56,8 +56,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   // the write, a wake-up of the event loop. Handed over once per event-loop turn, that was still 0.6
   // writes per request under S2 (a turn holds one or two requests) and the top item of a
   // production worker's profile (writeString 14 % of busy samples). So a batch is handed over when
-  // it reaches 16 KB or BATCH_MS after its first line, whichever comes first: under load every
-  // write carries 16 KB. The order is kept: every line, pino's and the access log's, goes through
+  // it reaches 16 KB or BATCH_MS after its first line, whichever comes first: at a few thousand
+  // requests per second most writes carry 16 KB. The order is kept: every line, pino's and the access log's, goes through
   // the same batch; logger.flush() (every exit path in main.ts) hands it over at once.
   let pending = '';
   let timer: NodeJS.Timeout | null = null;
