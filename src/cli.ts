@@ -7,6 +7,7 @@
 //
 // The CLI is a process entry point: like src/config.ts it reads the environment, in one place
 // (configFromEnvironment), through the service's own loadConfig.
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,12 +20,13 @@ import { isUniqueViolation, openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { listPlans, setPlan } from './db/plans.js';
 import { accountRequests, keyUsage } from './db/usage.js';
-import { loadConfig, type Config } from './config.js';
+import { dataPath, loadConfig, type Config } from './config.js';
 import { createApiKey, loadApiKey, revokeApiKey, rotateApiKeySecret } from './keys/api-keys.js';
 import { createKeySecrets, deriveApiKeySecretKey, isKeyId, type KeySecrets } from './keys/secrets.js';
 import { embeddedSocketPath } from './db/embedded-paths.js';
 import { socketAlive } from './db/socket-alive.js';
 import type { EmbeddedDatabase } from './primary/embedded-db.js';
+import { openSharedMemoryStore } from './store/shared-memory-store.js';
 import { createMonthClock, isMonth } from './usage/month.js';
 
 const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--json] <command>
@@ -40,6 +42,8 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
   plans set NAME --limit N|unlimited
   plans list
   usage --key KEY_ID [--month YYYY-MM]
+  state                            the shared-memory state table: slots live, expired and never
+                                   used (a walk of the whole file; the service may be running)
 
 Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
 DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
@@ -105,6 +109,18 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
+  if (positionals[0] === 'state') {
+    if (positionals.length > 1) {
+      console.error(`unexpected argument ${positionals[1]}\n\n${USAGE}`);
+      return 2;
+    }
+    try {
+      return stateCommand(configFromEnvironment(flags), flags.json);
+    } catch (err) {
+      console.error(`error: ${(err as Error).message}`);
+      return 1;
+    }
+  }
   const command = positionals.slice(0, 2).join(' ');
   if (!COMMANDS.has(command) && !(positionals[0] === 'usage' && positionals.length === 1)) {
     console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
@@ -133,6 +149,42 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     await handle?.db.close().catch(() => undefined);
     await handle?.embedded?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * `state`: how full the shared-memory state table is (README, "Sizing the shared-memory state
+ * table"). Opens the file the service uses, never creates one, and only reads it.
+ */
+function stateCommand(config: Config, json: boolean): number {
+  if (config.REDIS_URL) {
+    console.error('error: REDIS_URL is set, so the state lives in Redis, not in a shared-memory table');
+    return 1;
+  }
+  const path = dataPath(config, config.EMBEDDED_DB_REDIS_LOCATION);
+  if (!existsSync(path)) {
+    console.error(`error: no state file at ${path} (has the service run with this DATA_DIR?)`);
+    return 1;
+  }
+  const store = openSharedMemoryStore(path, { capacity: config.STATE_STORE_CAPACITY });
+  try {
+    const { live, expired, empty } = store.occupancy();
+    const capacity = config.STATE_STORE_CAPACITY;
+    const load = live / capacity;
+    if (json) {
+      console.log(JSON.stringify({ path, capacity, live, expired, empty, load }));
+    } else {
+      const pct = (n: number) => `${((n / capacity) * 100).toFixed(1)} %`;
+      console.log(`state file: ${path}\ncapacity:   ${capacity} slots\nlive:       ${live} (${pct(live)})\n` +
+        `expired:    ${expired} (${pct(expired)}, reusable)\nnever used: ${empty} (${pct(empty)})`);
+      if (load > 0.5) {
+        console.log('More than half the slots are live: claims start to be refused with STORE_FULL from about 57 %. ' +
+          'Raise STATE_STORE_CAPACITY or use Redis (README, "Sizing the shared-memory state table").');
+      }
+    }
+    return 0;
+  } finally {
+    void store.close();
   }
 }
 

@@ -1,20 +1,18 @@
 // `npm run cli`: against the embedded database of a stopped service (opened by the CLI), of a
 // running one (through its socket), and against PostgreSQL.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import postgres from 'postgres';
 import { openDatabase } from '../../src/db/client.js';
 import { findKeyIdBySecret } from '../../src/keys/api-keys.js';
 import { createKeySecrets, deriveApiKeySecretKey } from '../../src/keys/secrets.js';
 import { startEmbeddedDatabase } from '../../src/primary/embedded-db.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 import { freshPgliteDataDir } from '../helpers/db.js';
 import { POSTGRES_URL, requireService } from '../helpers/services.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
 const SECRETS = {
   PALISADE_HMAC_SECRET: 'cli-test-palisade-hmac-secret-0123456789',
   CODE_CHALLENGE_SECRET: 'cli-test-code-challenge-secret-0123456789',
@@ -24,20 +22,8 @@ const SECRETS = {
 };
 const secrets = createKeySecrets(deriveApiKeySecretKey(SECRETS.PALISADE_HMAC_SECRET), SECRETS.HASHING_SALT);
 
-interface Run { code: number; out: string; err: string }
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(POSTGRES_URL|DATA_DIR|PALISADE_|HASHING_SALT|SECRET_SEED|EMBEDDED_DB_)/.test(k)));
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => { out += d; });
-    child.stderr.on('data', (d: Buffer) => { err += d; });
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code: code ?? -1, out, err }));
-  });
-}
+type Run = CliRun;
+const cli = runCli;
 
 const json = <T>(r: Run): T => {
   assert.equal(r.code, 0, r.err);
