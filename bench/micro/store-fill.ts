@@ -57,6 +57,8 @@ if (process.argv[1]?.endsWith('store-fill.js')) {
   const { values } = parseArgs({ options: { capacity: { type: 'string', default: String(1 << 20) }, fills: { type: 'string', default: '3' } } });
   const capacity = Number(values.capacity);
   const fills = Number(values.fills);
+  if (!Number.isInteger(capacity) || capacity < 1024 || capacity > 2 ** 30) throw new Error('--capacity must be an integer from 1024 to 2^30');
+  if (!Number.isInteger(fills) || fills < 1) throw new Error('--fills must be a positive integer');
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
   console.log(`capacity ${capacity} slots, ${fills} fills with random claim ids`);
   for (let i = 0; i < fills; i++) {
