@@ -9,7 +9,7 @@ import { openDatabase } from '../../src/db/client.js';
 import { findKeyIdBySecret } from '../../src/keys/api-keys.js';
 import { createKeySecrets, deriveApiKeySecretKey } from '../../src/keys/secrets.js';
 import { startEmbeddedDatabase } from '../../src/primary/embedded-db.js';
-import { runCli, type CliRun } from '../helpers/cli.js';
+import { runCli as cli, type CliRun as Run } from '../helpers/cli.js';
 import { freshPgliteDataDir } from '../helpers/db.js';
 import { POSTGRES_URL, requireService } from '../helpers/services.js';
 
@@ -21,9 +21,6 @@ const SECRETS = {
   NODE_ID: '0123456789abcdef',
 };
 const secrets = createKeySecrets(deriveApiKeySecretKey(SECRETS.PALISADE_HMAC_SECRET), SECRETS.HASHING_SALT);
-
-type Run = CliRun;
-const cli = runCli;
 
 const json = <T>(r: Run): T => {
   assert.equal(r.code, 0, r.err);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli as cli } from '../helpers/cli.js';
 
 const SECRETS = {
   PALISADE_HMAC_SECRET: 'cli-state-palisade-hmac-secret-0123456789',
@@ -15,8 +15,6 @@ const SECRETS = {
   HASHING_SALT: 'cli-state-hashing-salt-0123456789',
   NODE_ID: '0123456789abcdef',
 };
-
-const cli = runCli;
 
 function dataDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'cli-state-'));
@@ -86,6 +84,19 @@ test('state: no state file, another capacity, Redis configured, an extra argumen
     const extra = await cli(['--data-dir', dir, 'state', 'now'], { STATE_STORE_CAPACITY: '1024' });
     assert.equal(extra.code, 2);
     assert.match(extra.err, /^unexpected argument now/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('state: a data directory the service has never run in is refused with the configuration error', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-state-'));
+  try {
+    const run = await cli(['--data-dir', dir, 'state']);
+    assert.equal(run.code, 1);
+    assert.match(run.err, /^error: Invalid configuration:/);
+    assert.match(run.err, /secrets\.json does not hold the generated secrets yet/);
+    assert.equal(existsSync(join(dir, 'db', 'state.shm')), false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
