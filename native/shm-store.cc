@@ -123,14 +123,14 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
     return Napi::Number::New(info.Env(), static_cast<double>(table_.Penalty(key)));
   }
 
-  // occupancy() -> 0 (out: live, expired, empty)
+  // occupancy(start, count) -> 0 (out: live, expired, empty of `count` slots from `start`)
   Napi::Value Occupancy(const Napi::CallbackInfo& info) {
     if (!table_.IsOpen()) {
       Napi::Error::New(info.Env(), "the state table is closed").ThrowAsJavaScriptException();
       return info.Env().Undefined();
     }
     uint64_t live, expired, empty;
-    table_.Occupancy(&live, &expired, &empty);
+    table_.Occupancy(U64(info[0]), U64(info[1]), &live, &expired, &empty);
     out_[0] = static_cast<double>(live);
     out_[1] = static_cast<double>(expired);
     out_[2] = static_cast<double>(empty);

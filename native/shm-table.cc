@@ -313,10 +313,12 @@ uint64_t Table::Penalty(const Key& key) const {
   return Find(key, NowRel(), &v) ? v >> 40 : 0;
 }
 
-void Table::Occupancy(uint64_t* live, uint64_t* expired, uint64_t* empty) const {
+void Table::Occupancy(uint64_t start, uint64_t count, uint64_t* live, uint64_t* expired, uint64_t* empty) const {
   const uint64_t now = NowRel();
   *live = *expired = *empty = 0;
-  for (uint64_t i = 0; i < capacity_; i++) {
+  start %= capacity_;
+  count = std::min(count, capacity_);
+  for (uint64_t n = 0, i = start; n < count; n++, i = i + 1 == capacity_ ? 0 : i + 1) {
     const Seen c = Load(slots_ + i);
     if (c.key == 0) ++*empty;
     else if (Expiry(c.value) > now) ++*live;

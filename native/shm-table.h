@@ -99,8 +99,9 @@ class Table {
   // The new score, kFull or kBusy.
   int64_t AddPenalty(const Key& key, uint64_t n, uint64_t ttlMs);
   uint64_t Penalty(const Key& key) const;
-  // Walks every slot (O(capacity)): for gauges, not for the hot path.
-  void Occupancy(uint64_t* live, uint64_t* expired, uint64_t* empty) const;
+  // Counts `count` slots from `start` (both taken modulo the capacity, wrapping at the end; a count
+  // past the capacity counts every slot once). O(count): for gauges, not for the hot path.
+  void Occupancy(uint64_t start, uint64_t count, uint64_t* live, uint64_t* expired, uint64_t* empty) const;
 
   uint64_t capacity() const { return capacity_; }
   uint64_t epochMs() const { return epochMs_; }

@@ -15,6 +15,7 @@ import { createAbuseProtection } from './abuse/index.js';
 import { registerApiRoutes } from './routes/api.js';
 import { registerOpsRoutes, resolveSecurityTxt } from './routes/ops.js';
 import { openServices, type Services } from './services.js';
+import { SharedMemoryStore } from './store/index.js';
 
 /** On shutdown, keep-alive connections stay open until no request came for this long… */
 const DRAIN_QUIET_MS = 100;
@@ -49,6 +50,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   const { store, db, usage } = services;
   metrics.watchUsage(() => usage.stats());
   metrics.watchPool(() => services.pool.stats());
+  if (store instanceof SharedMemoryStore) metrics.watchStateTable(store);
 
   registerOpsRoutes(router, {
     version: config.version,

@@ -20,6 +20,8 @@ export interface Metrics {
   watchUsage(stats: () => { droppedLogs: number; rateLimitedLogs: number; pendingLogs: number }): void;
   /** Register the challenge pool's gauge and counter, read at scrape time. */
   watchPool(stats: () => ChallengePoolStats): void;
+  /** Register the shared-memory state table's gauges (live share sampled at scrape time, capacity). */
+  watchStateTable(table: { sampleLoad(): number; readonly capacity: number }): void;
   /** Count one finished request (status, seconds). */
   observe(status: number, seconds: number): void;
   close(): void;
@@ -107,6 +109,20 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
           this.inc({ result: 'waited' }, s.waited);
           this.inc({ result: 'refused' }, s.refused);
         },
+      });
+    },
+    watchStateTable(table) {
+      // Every worker maps the same table: the cluster's value is the highest of their samples.
+      new Gauge({
+        name: 'palisade_state_store_load',
+        help: 'Share of the shared-memory state table\'s slots holding live entries, sampled (65,536 slots per scrape). STORE_FULL refusals start from about 0.57.',
+        registers, aggregator: 'max',
+        collect() { this.set(table.sampleLoad()); },
+      });
+      new Gauge({
+        name: 'palisade_state_store_capacity_slots', help: 'Slots in the shared-memory state table (STATE_STORE_CAPACITY).',
+        registers, aggregator: 'max',
+        collect() { this.set(table.capacity); },
       });
     },
     observe(status, seconds) {

@@ -315,7 +315,7 @@ interface RawShmTable {
   peek(key: string, limit: number, windowMs: number): number;
   addPenalty(key: string, n: number, ttlMs: number): number;
   penalty(key: string): number;
-  occupancy(): number;
+  occupancy(start: number, count: number): number;
   info(): ShmTableInfo;
   close(): void;
 }
@@ -382,9 +382,12 @@ export class ShmTable {
     return this.#raw.penalty(key);
   }
 
-  /** Counts every slot (O(capacity), for gauges). */
-  occupancy(): { live: number; expired: number; empty: number } {
-    this.#raw.occupancy();
+  /**
+   * Counts `count` slots from `start`, wrapping past the last slot; by default every slot. O(count),
+   * for gauges and the CLI, not for the hot path.
+   */
+  occupancy(start = 0, count = this.info.capacity): { live: number; expired: number; empty: number } {
+    this.#raw.occupancy(shmInt('start', start, 0, this.info.capacity - 1), shmInt('count', count, 1, this.info.capacity));
     return { live: this.out[0]!, expired: this.out[1]!, empty: this.out[2]! };
   }
 

@@ -46,6 +46,11 @@ describe('cluster of two workers', () => {
       'palisade_process_resident_memory_bytes', 'palisade_nodejs_heap_size_used_bytes',
     ]) assert.match(text, new RegExp(`^(# TYPE )?${name}`, 'm'), name);
     assert.ok(Number(/^palisade_http_requests_per_minute (\d+)/m.exec(text)?.[1]) >= 41);
+    // The workers share one state table: its capacity is STATE_STORE_CAPACITY's default, not twice it,
+    // and a service that has answered a few dozen requests has next to nothing live in it.
+    assert.match(text, /^palisade_state_store_capacity_slots 4194304$/m);
+    const load = Number(/^palisade_state_store_load ([\d.e-]+)$/m.exec(text)?.[1]);
+    assert.ok(load >= 0 && load < 0.001, `state store load ${load}`);
   });
 
   test('/.logs streams the lines of both workers, as NDJSON or plain', async () => {

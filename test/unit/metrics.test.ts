@@ -1,10 +1,15 @@
 // src/metrics.ts: the request-duration histogram exports exactly what prom-client's Histogram would
-// for the same observations, alone and through the cluster aggregation; errors capture no stack.
+// for the same observations, alone and through the cluster aggregation; the state table's gauges;
+// errors capture no stack.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { AggregatorRegistry, Histogram, Registry } from 'prom-client';
 import { PalisadeError } from '../../src/errors.js';
 import { createMetrics, RequestHistogram } from '../../src/metrics.js';
+import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 
 const BOUNDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 // On a bound, just above and below, beyond the last bound, zero.
@@ -65,6 +70,35 @@ test('createMetrics().observe counts a response in the histogram and by status c
   assert.match(text, /^palisade_http_status_4xx_total 1$/m);
   assert.match(text, /^palisade_http_status_5xx_total 1$/m);
   m.close();
+});
+
+test('the state table gauges: the live share of the table, its capacity, the highest worker\'s value across the cluster', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'palisade-metrics-'));
+  try {
+    const store = openSharedMemoryStore(join(dir, 'state.shm'), { capacity: 4096 });
+    for (let i = 0; i < 1024; i++) assert.equal(store.claimOnceSync(`m${i}`, 60_000), true);
+    const worker = async () => {
+      const m = createMetrics({ defaultMetrics: false });
+      m.watchStateTable(store);
+      const json = await m.registry.getMetricsAsJSON();
+      m.close();
+      return json;
+    };
+    const one = createMetrics({ defaultMetrics: false });
+    one.watchStateTable(store);
+    const text = await one.registry.metrics();
+    // A table no larger than the sample is counted whole: exactly a quarter of the slots are live.
+    assert.match(text, /^palisade_state_store_load 0\.25$/m);
+    assert.match(text, /^palisade_state_store_capacity_slots 4096$/m);
+    one.close();
+    // Two workers map the same table: the cluster shows one table, not the sum of two.
+    const cluster = await AggregatorRegistry.aggregate([await worker(), await worker()]).metrics();
+    assert.match(cluster, /^palisade_state_store_load 0\.25$/m);
+    assert.match(cluster, /^palisade_state_store_capacity_slots 4096$/m);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a PalisadeError carries its code and message but no stack frames', () => {

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { parseRateRule } from '../../src/parse.js';
 import { createStateStore } from '../../src/store/index.js';
+import { ShmTable } from '../../src/native.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import { storeConformance } from '../helpers/store-conformance.js';
 
@@ -58,6 +59,38 @@ test('a full table fails closed with STORE_FULL, counts it, and reuses expired s
   assert.equal(store.stats().full, 5);
   assert.equal(store.claimOnceSync('long0', 60_000), false);
   await store.close();
+});
+
+test('occupancy of a range of slots wraps at the end; sampleLoad walks the table window by window', () => {
+  const store = openSharedMemoryStore(fresh(), { capacity: 4096 });
+  for (let i = 0; i < 1000; i++) assert.equal(store.claimOnceSync(`o${i}`, 60_000), true);
+  const table = new ShmTable(join(dir, `t${files++}.shm`), 256);
+  try {
+    assert.deepEqual(table.occupancy(), { live: 0, expired: 0, empty: 256 });
+    for (let i = 0; i < 128; i++) assert.equal(table.claim(`w${i}`, 60_000), 1);
+    const sum = (...r: { live: number; expired: number; empty: number }[]) =>
+      r.reduce((a, b) => ({ live: a.live + b.live, expired: a.expired + b.expired, empty: a.empty + b.empty }));
+    assert.deepEqual(table.occupancy(), { live: 128, expired: 0, empty: 128 });
+    assert.deepEqual(sum(table.occupancy(0, 100), table.occupancy(100, 156)), { live: 128, expired: 0, empty: 128 });
+    // Six slots before the end and four after: the same as the two walks apart.
+    assert.deepEqual(table.occupancy(250, 10), sum(table.occupancy(250, 6), table.occupancy(0, 4)));
+    assert.deepEqual(table.occupancy(17, 256), { live: 128, expired: 0, empty: 128 }, 'the whole table from any slot');
+    assert.throws(() => table.occupancy(256, 1), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => table.occupancy(-1, 1), { name: 'RangeError' });
+    assert.throws(() => table.occupancy(0, 0), { name: 'RangeError' });
+    assert.throws(() => table.occupancy(0, 257), { name: 'RangeError' });
+    assert.throws(() => table.occupancy(0.5, 1), { name: 'RangeError' });
+    assert.throws(() => table.occupancy('1' as unknown as number, 1), { name: 'TypeError' });
+  } finally {
+    table.close();
+  }
+  // Four windows of 1,024 slots cover the 4,096 once, wherever the first starts: their live slots add
+  // up to the 1,000 claims, and each window agrees with a walk of the same slots.
+  const loads = [0, 1, 2, 3].map(() => store.sampleLoad(1024));
+  assert.equal(Math.round(loads.reduce((a, b) => a + b, 0) * 1024), 1000);
+  assert.equal(store.sampleLoad(8192), 1000 / 4096, 'a window larger than the table counts it whole');
+  assert.equal(store.capacity, 4096);
+  void store.close();
 });
 
 test('claims survive a restart: reopening the file keeps them', async () => {
