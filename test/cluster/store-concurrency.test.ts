@@ -14,6 +14,7 @@ import { parseRateRule } from '../../src/parse.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import type { ChildTask, FromChild, StoreSpec, ToChild } from '../helpers/store-child.js';
 import { REDIS_URL, requireService } from '../helpers/services.js';
+import { awayFromWindowEnd } from '../helpers/windows.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'store-child.js');
 const CHILDREN = 4;
@@ -109,11 +110,6 @@ function assertExactlyOnce(reports: Extract<FromChild, { type: 'done' }>[]): voi
 }
 
 /** Waits out the end of the current minute when it is close, so a 1m window cannot roll mid-test. */
-async function awayFromMinuteBoundary(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 8000) await sleep(left + 50);
-}
-
 const shmSpec = (name: string, capacity: number): Extract<StoreSpec, { kind: 'shm' }> => ({ kind: 'shm', path: join(dir, name, 'state.shm'), capacity });
 
 test('shared memory: 4 processes claim the same 100,000 ids; each granted exactly once', async () => {
@@ -132,7 +128,7 @@ test('shared memory: 4 processes claim the same 100,000 ids; each granted exactl
 });
 
 test('shared memory: 4 processes hit one key under 100/1m; exactly 100 allowed', async () => {
-  await awayFromMinuteBoundary();
+  await awayFromWindowEnd(60_000, 8000);
   const spec = shmSpec('hits', 4096);
   const reports = await together(spec, { type: 'hit', key: 'ip:203.0.113.9', rule: '100/1m', hits: 100 });
   assert.equal(reports.reduce((n, r) => n + r.allowed, 0), 100);
@@ -150,7 +146,7 @@ test('redis: 4 processes claim the same 100,000 ids; each granted exactly once',
 });
 
 test('redis: 4 processes hit one key under 100/1m; exactly 100 allowed', { skip: !redisUp }, async () => {
-  await awayFromMinuteBoundary();
+  await awayFromWindowEnd(60_000, 8000);
   const spec: StoreSpec = { kind: 'redis', url: REDIS_URL, keyPrefix: `${prefix}hits:` };
   const reports = await together(spec, { type: 'hit', key: 'ip:203.0.113.9', rule: '100/1m', hits: 100 });
   assert.equal(reports.reduce((n, r) => n + r.allowed, 0), 100);

@@ -23,6 +23,7 @@ import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import type { StateStore } from '../../src/store/state-store.js';
 import { captureLogger } from '../helpers/memory-store.js';
 import { REDIS_URL, requireService } from '../helpers/services.js';
+import { awayFromWindowEnd } from '../helpers/windows.js';
 
 const CHILD = 'abuse-flood-child';
 const PROCESSES = 4;
@@ -98,11 +99,6 @@ function runChildren(job: ChildJob, live: Set<ChildProcess>): Promise<ChildResul
 }
 
 /** Waits until at least `ms` are left in the current minute, so a 1m window is not crossed. */
-async function awayFromMinuteEnd(ms: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < ms) await sleep(left + 50);
-}
-
 async function registerTests(): Promise<void> {
   const { after, describe, test } = await import('node:test');
   const redisUp = await requireService('redis');
@@ -145,7 +141,7 @@ async function registerTests(): Promise<void> {
       }));
 
       test(`${PROCESSES} processes, 100/1m: exactly 100 per key per window; one IPv6 /64 is one key`, async () => {
-        await awayFromMinuteEnd(10_000);
+        await awayFromWindowEnd(60_000, 10_000);
         const ips = ['198.51.100.1', '198.51.100.2', '2001:db8:77:1::1', '2001:db8:77:1:ffff::2', '2001:db8:77:2::1'];
         const results = await runChildren({ store: spec, rule: '100/1m', ips, hitsPerIp: 80, inFlight: 16 }, live);
         const total = ips.map((_, i) => results.reduce((sum, r) => sum + r.admitted[i]!, 0));
