@@ -197,7 +197,10 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
         return fail(res, p, req, route, new PalisadeError('BAD_REQUEST'), true);
       }
       if (declared !== undefined && Number(declared) > limit) {
-        return fail(res, p, req, route, new PalisadeError('BODY_TOO_LARGE'), true);
+        const refuse = () => fail(res, p, req, route, new PalisadeError('BODY_TOO_LARGE'), true);
+        // Within DISCARD_BYTES the body is read and thrown away first, so that the client sees the 413.
+        if (Number(declared) > DISCARD_BYTES) return refuse();
+        return readBody(res, p, -1, DISCARD_MS, refuse);
       }
       if (route?.handler !== undefined && route.stream === undefined && route.options.monitoring !== true) {
         return answerWithBody(res, p, req, route, exempt, limit);
@@ -413,10 +416,24 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
   };
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/** A refused body is read and thrown away up to this many bytes in all… */
+const DISCARD_BYTES = 16 * 1024 * 1024;
+/** …and for this long at most, before the 413 and the close. */
+const DISCARD_MS = 2_000;
+
 /**
- * Reads the whole body, refusing it as soon as it passes `limit` (BODY_TOO_LARGE) or when it is not
+ * Reads the whole body, refusing it once it passes `limit` (BODY_TOO_LARGE) or when it is not
  * complete within `timeoutMs` (REQUEST_TIMEOUT); every chunk is copied. `done` is called once,
  * inside uWS's onData callback (or the timer's), and never after the client has gone.
+ *
+ * A refused body is not answered at once: what is left of it is read and thrown away first, up to
+ * DISCARD_BYTES in all and for DISCARD_MS at most. Closing a connection with bytes unread makes the
+ * kernel reset it, and a client still sending loses the answer to the reset before it reads it
+ * (uWS closes at once after the answer, with no lingering close), so it would see a reset instead
+ * of the 413. A negative `limit` refuses the body from its first byte (a declared length already
+ * too large). Nothing of a refused body is kept.
  */
 function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: number,
   done: (err: PalisadeError | null, body: Buffer) => void): void {
@@ -425,10 +442,14 @@ function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: n
   // five times the bytes past its scavenges, on a heap half again as large, with two to three times
   // the mark-compacts (bench/README.md, "The request after its answer"); which reference kept them
   // alive that long was not pinned down.
-  let chunks: Buffer[] | null = [];
+  let chunks: Buffer[] | null = limit < 0 ? null : [];
   let size = 0;
   let pending: typeof done | null = done;
-  const timer = setTimeout(() => settle()?.(new PalisadeError('REQUEST_TIMEOUT'), EMPTY), timeoutMs);
+  const expire = () => {
+    const err = new PalisadeError(chunks === null ? 'BODY_TOO_LARGE' : 'REQUEST_TIMEOUT');
+    settle()?.(err, EMPTY);
+  };
+  let timer = setTimeout(expire, timeoutMs);
   /** `done` the first time, null after; lets go of everything either way. */
   const settle = () => {
     const callback = pending;
@@ -440,9 +461,18 @@ function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: n
   };
   p.onAbort = settle;
   res.onData((chunk, isLast) => {
-    if (chunks === null) return;
+    if (pending === null) return;
     size += chunk.byteLength;
-    if (size > limit) return settle()!(new PalisadeError('BODY_TOO_LARGE'), EMPTY);
+    if (chunks !== null && size > limit) {
+      // Refused: from here on, count what arrives until its end, DISCARD_BYTES or DISCARD_MS.
+      chunks = null;
+      clearTimeout(timer);
+      timer = setTimeout(expire, DISCARD_MS);
+    }
+    if (chunks === null) {
+      if (isLast || size > DISCARD_BYTES) settle()!(new PalisadeError('BODY_TOO_LARGE'), EMPTY);
+      return;
+    }
     chunks.push(Buffer.from(chunk.slice(0))); // the copy uWS requires, wrapped without a second copy
     if (isLast) {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
@@ -450,8 +480,6 @@ function readBody(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: n
     }
   });
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** readBody as a Promise, awaited later unless a pre-route reply wins: never an unhandled rejection. */
 function readBodyPromise(res: uWS.HttpResponse, p: Pending, limit: number, timeoutMs: number): Promise<Buffer> {

@@ -32,15 +32,21 @@ async function start(options: Partial<HttpServerOptions> = {}): Promise<{ server
 }
 
 /** Sends raw bytes and resolves with everything the server wrote until it closed (or timeout). */
-function raw(port: number, data: string | Buffer, timeoutMs = 3000): Promise<string> {
+async function raw(port: number, data: string | Buffer, timeoutMs = 3000): Promise<string> {
+  return (await rawEnding(port, data, timeoutMs)).text;
+}
+
+/** raw, and how the connection ended: the socket error (ECONNRESET for a reset), null for a clean close. */
+function rawEnding(port: number, data: string | Buffer, timeoutMs = 3000): Promise<{ text: string; error: string | null }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
+    let error: string | null = null;
     const socket = connect(port, '127.0.0.1', () => socket.write(data));
-    const done = () => { socket.destroy(); resolve(Buffer.concat(chunks).toString('latin1')); };
+    const done = () => { socket.destroy(); resolve({ text: Buffer.concat(chunks).toString('latin1'), error }); };
     socket.on('data', (c) => chunks.push(c));
     socket.on('close', done);
-    socket.on('error', done);
-    socket.setTimeout(timeoutMs, done);
+    socket.on('error', (err: NodeJS.ErrnoException) => { error = err.code ?? err.message; done(); });
+    socket.setTimeout(timeoutMs, () => { error = 'timeout'; done(); });
   });
 }
 
@@ -80,7 +86,39 @@ describe('HTTP layer', () => {
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
 
-  test('body limits: declared length refused before reading, streamed body refused while reading', async () => {
+  test('a body past the limit, declared or chunked, is read to its end, answered 413 and closed cleanly', async () => {
+    // (Clients in another process sending megabytes: test/reliability/hostile-http.test.ts.)
+    const declared = Buffer.concat([
+      Buffer.from(`POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: ${3 * 1024 * 1024}\r\n\r\n`), Buffer.alloc(3 * 1024 * 1024, 0x20),
+    ]);
+    const chunk = Buffer.alloc(0x10000, 0x20);
+    const chunked = Buffer.concat([
+      Buffer.from('POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n'),
+      ...Array.from({ length: 48 }, () => Buffer.concat([Buffer.from('10000\r\n'), chunk, Buffer.from('\r\n')])),
+      Buffer.from('0\r\n\r\n'),
+    ]);
+    for (const request of [declared, chunked]) {
+      for (let i = 0; i < 3; i++) {
+        const { text, error } = await rawEnding(s.port, request);
+        assert.match(text, /^HTTP\/1\.1 413 [^]*"BODY_TOO_LARGE"/);
+        assert.equal(error, null, 'closed without a reset: nothing was left unread');
+      }
+    }
+  });
+
+  test('a refused body is not waited for long: a declared length past 16 MiB at once, a stalled one after 2 s', async () => {
+    let started = performance.now();
+    let answer = await raw(s.port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"a":', 8000);
+    assert.match(answer, /^HTTP\/1\.1 413 [^]*"BODY_TOO_LARGE"/);
+    assert.ok(performance.now() - started < 1000, `answered after ${performance.now() - started} ms`);
+    started = performance.now();
+    answer = await raw(s.port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"a":', 8000);
+    const ms = performance.now() - started;
+    assert.match(answer, /^HTTP\/1\.1 413 [^]*"BODY_TOO_LARGE"/);
+    assert.ok(ms > 1800 && ms < 5000, `answered after ${ms} ms (the request timeout is 10 s)`);
+  });
+
+  test('body limits: a declared length or a streamed body past the limit is refused with 413', async () => {
     let res = await fetch(`${s.url}/small`, { method: 'POST', body: 'x'.repeat(17) });
     assert.equal(res.status, 413);
     assert.deepEqual(await res.json(), { error: 'BODY_TOO_LARGE', statusCode: 413 });
