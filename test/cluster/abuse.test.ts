@@ -145,7 +145,8 @@ async function inOneWindow<T extends { results: readonly Res[] }>(
 ): Promise<T> {
   for (let i = 0; i < 4; i++) {
     // Short windows: start well inside one, so a retry is rarely needed.
-    if (windowMs <= 10_000) await awayFromWindowEnd(windowMs, windowMs / 3);
+    // (At least SLACK_MS into the next window, or straddles() counts the attempt as straddling.)
+    if (windowMs <= 10_000) await awayFromWindowEnd(windowMs, windowMs / 3, SLACK_MS);
     const outcome = await attempt();
     if (!straddles(outcome.results, windowMs)) return outcome;
     if (tally) tally.flood += count(outcome.results, 429);

@@ -2,8 +2,11 @@
 // src/store/redis-store.ts): a test that needs a few hits in one window starts well inside one.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** When less than `marginMs` of the current `windowMs` window is left, waits for the next one. */
-export async function awayFromWindowEnd(windowMs: number, marginMs: number): Promise<void> {
+/**
+ * When less than `marginMs` of the current `windowMs` window is left, waits until `afterMs` into
+ * the next one.
+ */
+export async function awayFromWindowEnd(windowMs: number, marginMs: number, afterMs = 100): Promise<void> {
   const left = windowMs - (Date.now() % windowMs);
-  if (left < marginMs) await sleep(left + 50);
+  if (left < marginMs) await sleep(left + afterMs);
 }
