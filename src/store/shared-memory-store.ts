@@ -57,6 +57,7 @@ export class SharedMemoryStore implements StateStore {
   #closed = false;
   /** Where the next sampleLoad() window starts; a random slot at first, so workers sample different windows. */
   #sampleAt: number;
+  #lastLoad = 0;
 
   constructor(table: ShmTable) {
     this.#table = table;
@@ -164,14 +165,16 @@ export class SharedMemoryStore implements StateStore {
    * table is no larger). Keys are hashed uniformly, so on a 4,194,304-slot table filled to 50 %, 95 %
    * of 65,536-slot windows came within 0.5 percentage points of the whole table's share, at
    * 0.1–0.3 ms each. Each call moves on to the next window, so successive calls cover the whole
-   * table.
+   * table. After close() it answers the last sample (a scrape during shutdown does not fail).
    */
   sampleLoad(slots = LOAD_SAMPLE_SLOTS): number {
+    if (this.#closed) return this.#lastLoad;
     const capacity = this.#table.info.capacity;
     const count = Math.min(slots, capacity);
     const { live } = this.#table.occupancy(this.#sampleAt, count);
     this.#sampleAt = (this.#sampleAt + count) % capacity;
-    return live / count;
+    this.#lastLoad = live / count;
+    return this.#lastLoad;
   }
 
   close(): Promise<void> {

@@ -91,6 +91,7 @@ test('occupancy of a range of slots wraps at the end; sampleLoad walks the table
   assert.equal(store.sampleLoad(8192), 1000 / 4096, 'a window larger than the table counts it whole');
   assert.equal(store.capacity, 4096);
   void store.close();
+  assert.equal(store.sampleLoad(8192), 1000 / 4096, 'after close: the last sample, not an error (a scrape during shutdown)');
 });
 
 test('claims survive a restart: reopening the file keeps them', async () => {
