@@ -4,6 +4,7 @@
 import cluster from 'node:cluster';
 import type { ChallengePoolStats } from './pow/pool.js';
 import { AggregatorRegistry, Counter, Gauge, type Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { LOAD_SAMPLE_SLOTS } from './store/shared-memory-store.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -115,7 +116,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       // Every worker maps the same table: the cluster's value is the highest of their samples.
       new Gauge({
         name: 'palisade_state_store_load',
-        help: 'Share of the shared-memory state table\'s slots holding live entries, sampled (65,536 slots per scrape). STORE_FULL refusals start from about 0.57.',
+        help: `Share of the shared-memory state table's slots holding live entries, sampled (${LOAD_SAMPLE_SLOTS.toLocaleString('en-US')} slots per scrape). STORE_FULL refusals start from about 0.57.`,
         registers, aggregator: 'max',
         collect() { this.set(table.sampleLoad()); },
       });

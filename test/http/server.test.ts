@@ -118,6 +118,43 @@ describe('HTTP layer', () => {
     assert.ok(ms > 1800 && ms < 5000, `answered after ${ms} ms (the request timeout is 10 s)`);
   });
 
+  test('reading a refused chunked body stops at 16 MiB, or 2 s after the refusal when the rest stalls', async () => {
+    // A client that keeps sending 1 MiB every 10 ms: answered once 16 MiB are in, long before 2 s.
+    const streamed = (stallAfterBytes: number) => new Promise<{ text: string; ms: number }>((resolve) => {
+      const chunk = Buffer.concat([Buffer.from('100000\r\n'), Buffer.alloc(0x100000, 0x20), Buffer.from('\r\n')]);
+      const chunks: Buffer[] = [];
+      let sent = 0;
+      let timer: NodeJS.Timeout | undefined;
+      const started = performance.now();
+      const socket = connect(s.port, '127.0.0.1', () => {
+        socket.write('POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+        timer = setInterval(() => {
+          if (sent >= stallAfterBytes || performance.now() - started > 8000) return;
+          sent += 0x100000;
+          socket.write(chunk);
+        }, 10);
+      });
+      const done = () => {
+        clearInterval(timer);
+        socket.destroy();
+        resolve({ text: Buffer.concat(chunks).toString('latin1'), ms: performance.now() - started });
+      };
+      socket.on('data', (c) => {
+        chunks.push(c);
+        if (Buffer.concat(chunks).includes('BODY_TOO_LARGE')) done();
+      });
+      socket.on('close', done);
+      socket.on('error', done);
+    });
+    const capped = await streamed(Number.POSITIVE_INFINITY);
+    assert.match(capped.text, /^HTTP\/1\.1 413 [^]*"BODY_TOO_LARGE"/);
+    assert.ok(capped.ms < 1500, `answered after ${capped.ms} ms`);
+    // 1 MiB past the 16-byte limit, then nothing: answered by the 2 s timer, not the 10 s request timeout.
+    const stalled = await streamed(0x100000);
+    assert.match(stalled.text, /^HTTP\/1\.1 413 [^]*"BODY_TOO_LARGE"/);
+    assert.ok(stalled.ms > 1800 && stalled.ms < 5000, `answered after ${stalled.ms} ms`);
+  });
+
   test('body limits: a declared length or a streamed body past the limit is refused with 413', async () => {
     let res = await fetch(`${s.url}/small`, { method: 'POST', body: 'x'.repeat(17) });
     assert.equal(res.status, 413);
