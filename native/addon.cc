@@ -1,12 +1,14 @@
 // Addon entry point: registers each feature's exports. One feature per .cc file.
 #include <napi.h>
 
+#include "claim-binding.h"
 #include "hash.h"
 #include "shm-store.h"
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitHash(env, exports);
   InitShmStore(env, exports);
+  InitClaimStore(env, exports);
   return exports;
 }
 

@@ -16,7 +16,7 @@ namespace shm {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'A', 'L', 'S', 'H', 'M', '\r', '\n'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 

@@ -6,11 +6,10 @@
 
 #include <string>
 
+#include "napi-utf16.h"
 #include "shm-table.h"
 
 namespace {
-
-constexpr size_t kStackChars = 256;
 
 class ShmTable : public Napi::ObjectWrap<ShmTable> {
  public:
@@ -23,6 +22,8 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
                            InstanceMethod<&ShmTable::AddPenalty>("addPenalty"),
                            InstanceMethod<&ShmTable::Penalty>("penalty"),
                            InstanceMethod<&ShmTable::Occupancy>("occupancy"),
+                           InstanceMethod<&ShmTable::Evictions>("evictions"),
+                           InstanceMethod<&ShmTable::SetClock>("setClock"),
                            InstanceMethod<&ShmTable::Info>("info"),
                            InstanceMethod<&ShmTable::Close>("close"),
                        });
@@ -55,20 +56,9 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
       Napi::Error::New(env, "the state table is closed").ThrowAsJavaScriptException();
       return false;
     }
-    char16_t stack[kStackChars];
-    size_t len = 0;
-    if (napi_get_value_string_utf16(env, value, stack, kStackChars, &len) != napi_ok) {
-      Napi::TypeError::New(env, "the key must be a string").ThrowAsJavaScriptException();
-      return false;
-    }
-    if (len < kStackChars - 1) {
-      *key = table_.MakeKey(kind, tweak, stack, len * 2);
-      return true;
-    }
-    napi_get_value_string_utf16(env, value, nullptr, 0, &len);  // may have been cut: copy it whole
-    std::u16string whole(len + 1, u'\0');
-    napi_get_value_string_utf16(env, value, whole.data(), len + 1, &len);
-    *key = table_.MakeKey(kind, tweak, whole.data(), len * 2);
+    palisade::Utf16 id;
+    if (!id.Read(env, value)) return false;
+    *key = table_.MakeKey(kind, tweak, id.data(), id.bytes());
     return true;
   }
 
@@ -81,10 +71,10 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
     out_[3] = static_cast<double>(s.blockedUntil);
   }
 
-  // claim(id, ttlMs) -> 1 claimed, 0 already claimed, -1 full, -2 busy
+  // claim(id, ttlMs) -> 1 first seen now, 0 seen before, -1 full, -2 busy (soft: may be evicted)
   Napi::Value Claim(const Napi::CallbackInfo& info) {
     shm::Key key;
-    if (!KeyOf(info.Env(), info[0], shm::kClaimKind, 0, &key)) return info.Env().Undefined();
+    if (!KeyOf(info.Env(), info[0], shm::kSeenKind, 0, &key)) return info.Env().Undefined();
     return Napi::Number::New(info.Env(), table_.Claim(key, U64(info[1])));
   }
 
@@ -135,6 +125,24 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
     out_[1] = static_cast<double>(expired);
     out_[2] = static_cast<double>(empty);
     return Napi::Number::New(info.Env(), 0);
+  }
+
+  // evictions() -> 0 (out: entries this process evicted, by kind: seen, window, penalty)
+  Napi::Value Evictions(const Napi::CallbackInfo& info) {
+    if (out_ == nullptr) {
+      Napi::Error::New(info.Env(), "the state table is closed").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    out_[0] = static_cast<double>(table_.evictions(shm::kSeenKind));
+    out_[1] = static_cast<double>(table_.evictions(shm::kWindowKind));
+    out_[2] = static_cast<double>(table_.evictions(shm::kPenaltyKind));
+    return Napi::Number::New(info.Env(), 0);
+  }
+
+  // setClock(epochMs) -> undefined; 0 returns to the real clock (tests)
+  Napi::Value SetClock(const Napi::CallbackInfo& info) {
+    table_.SetClock(U64(info[0]));
+    return info.Env().Undefined();
   }
 
   Napi::Value Info(const Napi::CallbackInfo& info) {

@@ -23,12 +23,11 @@ using u128 = unsigned __int128;
 inline u128 Pack(uint64_t key, uint64_t value) { return (static_cast<u128>(value) << 64) | key; }
 inline uint64_t Expiry(uint64_t value) { return value & kTimeMask; }
 inline uint64_t ClampTime(uint64_t t) { return std::min(t, kTimeMask); }
-inline bool IsFp(uint64_t key, const Key& k) { return (key & ~kPendingBit) == k.fp; }
-
-struct Seen {
-  uint64_t key;
-  uint64_t value;
-};
+// The key's entry, committed or pending, whatever its stamp.
+inline bool IsFp(uint64_t key, const Key& k) { return (key & ~(kStampMask | kPendingBit)) == k.fp; }
+// The key's committed entry, whatever its stamp.
+inline bool IsCommitted(uint64_t key, const Key& k) { return (key & ~kStampMask) == k.fp; }
+inline uint64_t StampAge(uint64_t key, uint64_t stamp) { return ((stamp - (key & kStampMask)) & kStampMask) >> kStampShift; }
 
 // Both words of one slot as of one moment. The key is read again after the value: a 128-bit CAS
 // changes both at once, so equal key reads around the value read mean the pair belongs together
@@ -83,7 +82,7 @@ Key Table::MakeKey(Kind kind, uint64_t tweak, const void* bytes, size_t len) con
   const Hash128 h = SipHash13x128(static_cast<const uint8_t*>(bytes), len,
                                   seed_[0] ^ (kind * 0x9E3779B97F4A7C15ULL), seed_[1] ^ tweak);
   Key k;
-  k.fp = (h.lo & ~3ULL) | 1;
+  k.fp = (h.lo & kFpMask) | (static_cast<uint64_t>(kind) << kKindShift) | 1;
   k.home = static_cast<uint64_t>((static_cast<u128>(h.hi) * capacity_) >> 64);
   return k;
 }
@@ -96,8 +95,12 @@ inline Slot* Table::At(uint64_t home, uint32_t distance) const {
 
 // CLOCK_REALTIME, the clock every process on the host shares (and Date.now() reads), in ms since
 // the file's epoch; never 0, so an expiry of 0 always reads as dead.
+inline uint64_t Table::Stamp(uint64_t now) const {
+  return (((epochMs_ + now) / kStampMs) << kStampShift) & kStampMask;
+}
+
 inline uint64_t Table::NowRel() const {
-  const uint64_t now = RealtimeMs();
+  const uint64_t now = clockMs_ != 0 ? clockMs_ : RealtimeMs();
   return now > epochMs_ ? std::min(now - epochMs_, kTimeMask - 1) : 1;
 }
 
@@ -123,7 +126,7 @@ int Table::Insert(const Key& key, uint32_t distance, Slot* slot, uint64_t seenKe
     Cas(slot, &mine, key.fp, 0);  // fails only if someone killed it already
     return kLost;
   }
-  return Cas(slot, &mine, key.fp, value) ? kCommitted : kLost;
+  return Cas(slot, &mine, key.fp | Stamp(now), value) ? kCommitted : kLost;
 }
 
 // `now` is the caller's: a moment older than the real time, which only errs towards treating
@@ -167,7 +170,10 @@ int Table::Claim(const Key& key, uint64_t ttlMs) {
       if (k != 0 && reuse != nullptr && !IsFp(k, key)) continue;
       const Seen c = Load(s);
       const bool live = Expiry(c.value) > now;
-      if (c.key != 0 && live && IsFp(c.key, key)) return 0;
+      if (c.key != 0 && live && IsFp(c.key, key)) {
+        Touch(s, c, now);
+        return 0;
+      }
       if ((c.key == 0 || !live) && reuse == nullptr) {
         reuse = s;
         distance = i;
@@ -175,9 +181,15 @@ int Table::Claim(const Key& key, uint64_t ttlMs) {
       }
       if (c.key == 0) break;
     }
-    if (reuse == nullptr) return kFull;
+    bool evicting = false;
+    if (reuse == nullptr) {
+      reuse = Victim(key, now, &distance, &seen);
+      if (reuse == nullptr) return kFull;
+      evicting = true;
+    }
     const int r = Insert(key, distance, reuse, seen.key, seen.value, now, ClampTime(now + kClaimGraceMs),
                          ClampTime(now + ttlMs));
+    if (r != kRetry && evicting) evictions_[(seen.key >> kKindShift) & 3]++;
     if (r != kRetry) return r == kCommitted ? 1 : 0;
   }
 }
@@ -218,8 +230,8 @@ int Table::Upsert(const Key& key, uint64_t graceMs, Next next) {
       if (c.key == 0) break;
     }
     if (found != nullptr) {
-      while (fc.key == key.fp && Expiry(fc.value) > now) {
-        if (Cas(found, &fc, fc.key, next(true, fc.value, now))) return 0;
+      while (IsCommitted(fc.key, key) && Expiry(fc.value) > now) {
+        if (Cas(found, &fc, key.fp | Stamp(now), next(true, fc.value, now))) return 0;
         now = NowRel();
       }
       continue;  // retired or reused meanwhile: look again
@@ -228,11 +240,16 @@ int Table::Upsert(const Key& key, uint64_t graceMs, Next next) {
       sched_yield();
       continue;
     }
-    if (reuse == nullptr) return kFull;
-    const uint64_t value = next(false, 0, now);
-    if (Insert(key, distance, reuse, seen.key, seen.value, now, ClampTime(now + graceMs), value) == kCommitted) {
-      return 0;
+    bool evicting = false;
+    if (reuse == nullptr) {
+      reuse = Victim(key, now, &distance, &seen);
+      if (reuse == nullptr) return kFull;
+      evicting = true;
     }
+    const uint64_t value = next(false, 0, now);
+    const int r = Insert(key, distance, reuse, seen.key, seen.value, now, ClampTime(now + graceMs), value);
+    if (r != kRetry && evicting) evictions_[(seen.key >> kKindShift) & 3]++;
+    if (r == kCommitted) return 0;
   }
 }
 
@@ -265,22 +282,55 @@ int Table::Hit(const Key& key, uint64_t limit, uint64_t windowMs, uint64_t holdM
   });
 }
 
-bool Table::Find(const Key& key, uint64_t now, uint64_t* value) const {
+bool Table::Find(const Key& key, uint64_t now, uint64_t* value) {
   for (uint32_t i = 0; i < kProbe; i++) {
-    const Slot* s = At(key.home, i);
+    Slot* s = At(key.home, i);
     const uint64_t k = LoadKey(s);
     if (k == 0) return false;
-    if (k != key.fp) continue;
+    if (!IsCommitted(k, key)) continue;
     const Seen c = Load(s);
-    if (c.key == key.fp && Expiry(c.value) > now) {
+    if (IsCommitted(c.key, key) && Expiry(c.value) > now) {
       *value = c.value;
+      Touch(s, c, now);
       return true;
     }
   }
   return false;
 }
 
-int Table::Peek(const Key& key, uint64_t limit, uint64_t windowMs, WindowState* out) const {
+// Renews a committed entry's stamp when it is from an earlier unit: a read keeps an entry as
+// recently used as a write does, at the cost of at most one CAS per entry per kStampMs. A lost CAS
+// means someone else just changed the slot, which renews it or replaces it: nothing to do.
+void Table::Touch(Slot* s, const Seen& c, uint64_t now) {
+  const uint64_t stamp = Stamp(now);
+  if ((c.key & kPendingBit) != 0 || (c.key & kStampMask) == stamp) return;
+  Seen expected = c;
+  Cas(s, &expected, (c.key & ~kStampMask) | stamp, c.value);
+}
+
+// The committed entry of the window used least recently, or nullptr when every slot is pending
+// (only under extreme contention; the caller then fails as before). Called only when no slot of the
+// window is free or expired.
+Slot* Table::Victim(const Key& key, uint64_t now, uint32_t* distance, Seen* seen) {
+  const uint64_t stamp = Stamp(now);
+  Slot* victim = nullptr;
+  uint64_t oldest = 0;
+  for (uint32_t i = 0; i < kProbe; i++) {
+    Slot* s = At(key.home, i);
+    const uint64_t k = LoadKey(s);
+    if (k == 0 || (k & kPendingBit) != 0) continue;
+    const uint64_t age = StampAge(k, stamp);
+    if (victim == nullptr || age > oldest) {
+      victim = s;
+      oldest = age;
+      *distance = i;
+    }
+  }
+  if (victim != nullptr) *seen = Load(victim);
+  return victim;
+}
+
+int Table::Peek(const Key& key, uint64_t limit, uint64_t windowMs, WindowState* out) {
   const uint64_t now = NowRel();
   uint64_t v = 0;
   if (!Find(key, now, &v)) {
@@ -308,7 +358,7 @@ int64_t Table::AddPenalty(const Key& key, uint64_t n, uint64_t ttlMs) {
   return r == 0 ? static_cast<int64_t>(score) : r;
 }
 
-uint64_t Table::Penalty(const Key& key) const {
+uint64_t Table::Penalty(const Key& key) {
   uint64_t v = 0;
   return Find(key, NowRel(), &v) ? v >> 40 : 0;
 }

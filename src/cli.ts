@@ -26,6 +26,7 @@ import { createKeySecrets, deriveApiKeySecretKey, isKeyId, type KeySecrets } fro
 import { embeddedSocketPath } from './db/embedded-paths.js';
 import { socketAlive } from './db/socket-alive.js';
 import type { EmbeddedDatabase } from './primary/embedded-db.js';
+import { claimMemoryBytes } from './primary/resources.js';
 import { openSharedMemoryStore } from './store/shared-memory-store.js';
 import { createMonthClock, isMonth } from './usage/month.js';
 
@@ -166,21 +167,28 @@ function stateCommand(config: Config, json: boolean): number {
     console.error(`error: no state file at ${path} (has the service run with this DATA_DIR?)`);
     return 1;
   }
-  const store = openSharedMemoryStore(path, { capacity: config.STATE_STORE_CAPACITY });
+  const store = openSharedMemoryStore(path, { capacity: config.STATE_STORE_CAPACITY, sweepEveryMs: 0, sweepFiles: false });
   try {
     const { live, expired, empty } = store.occupancy();
     const capacity = config.STATE_STORE_CAPACITY;
     const load = live / capacity;
+    const c = store.claimMemory();
+    const maxBytes = claimMemoryBytes(config.STATE_STORE_MAX_MEMORY, config.CONTAINER_MEMORY_LIMIT_MB);
+    const claims = { claims: c.claims, buckets: c.buckets, segments: c.segments, bytes: c.bytes, maxBytes };
     if (json) {
-      console.log(JSON.stringify({ path, capacity, live, expired, empty, load }));
+      console.log(JSON.stringify({ path, capacity, live, expired, empty, load, claims }));
     } else {
       const pct = (n: number) => `${((n / capacity) * 100).toFixed(1)} %`;
+      const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
       console.log(`state file: ${path}\ncapacity:   ${capacity} slots\nlive:       ${live} (${pct(live)})\n` +
-        `expired:    ${expired} (${pct(expired)}, reusable)\nnever used: ${empty} (${pct(empty)})`);
+        `expired:    ${expired} (${pct(expired)}, reusable)\nnever used: ${empty} (${pct(empty)})\n` +
+        `claims:     ${c.claims} used challenges in ${c.buckets} buckets, ${mb(c.bytes)} of ${mb(maxBytes)} (STATE_STORE_MAX_MEMORY)`);
       if (load > 0.5) {
-        console.log('More than half the slots are live: claims start to be refused with STORE_FULL from about 57 %. ' +
-          'Raise STATE_STORE_CAPACITY or use Redis (README, "Sizing the shared-memory state table").');
+        console.log('More than half the slots are live: past about 57 % new rate-limit and penalty entries evict the least ' +
+          'recently used ones (used challenges are kept apart and never evicted). Raise STATE_STORE_CAPACITY if this is ' +
+          'ordinary traffic (README, "Sizing the state store").');
       }
+      if (c.bytes > maxBytes * 0.8) console.log('Claims take more than 80 % of STATE_STORE_MAX_MEMORY: past it, verification answers 503 STORE_FULL.');
     }
     return 0;
   } finally {

@@ -35,6 +35,7 @@ const bool: Parser<boolean> = parseBoolean;
 const ms: Parser<number> = (s) => parseDuration(s, 'ms');
 const secs: Parser<number> = (s) => parseDuration(s, 's');
 const size: Parser<number> = parseSize;
+const optSize: Parser<number | null> = (s) => (s.trim() === '' ? null : parseSize(s));
 const uint = (min = 0, max = 2 ** 31 - 1): Parser<number> => (s) => parseInteger(s, min, max);
 const optUint = (min = 0, max = 2 ** 31 - 1): Parser<number | null> => (s) => (s.trim() === '' ? null : parseInteger(s, min, max));
 const list: Parser<string[]> = parseList;
@@ -156,8 +157,10 @@ export const VARIABLES = {
   REQUEST_LOGS_MAX_RATE: v('Limits', '200', optUint(1), 'Most request-log rows stored per second by each worker (beyond it rows are left out and counted in palisade_request_logs_skipped_total; usage counters stay exact); empty = every request. Bounds what a flood costs the database.'),
   CACHE_DURATION_API_KEYS: v('Limits', '10s', secs, 'How long a worker caches an API key (a revoked key stops working within this time).'),
   CACHE_DURATION_TRAINING_DATA: v('Limits', '1h', secs, 'Cache of training data.'),
-  CACHE_DURATION_USED_CHALLENGES: v('Limits', '4h', secs, 'How long a used challenge is remembered (at least until it expires).'),
-  STATE_STORE_CAPACITY: v('Limits', '4194304', uint(1024, 2 ** 30), 'Slots of the shared-memory state table (16 bytes each; 4,194,304 = 64 MB file).'),
+  CACHE_DURATION_USED_CHALLENGES: v('Limits', '4h', secs, 'Upper bound on how long a used challenge is remembered. A used challenge is remembered until it expires plus CLAIM_CLOCK_SKEW; challenges are issued to expire no later than this bound minus CLAIM_CLOCK_SKEW, so no claim outlives it.'),
+  CLAIM_CLOCK_SKEW: v('Limits', '60s', ms, 'How long a used challenge (or signed payload, or request-signing salt) stays claimed past its expiry, for clocks that disagree across nodes; at least 1s.'),
+  STATE_STORE_CAPACITY: v('Limits', '4194304', uint(1024, 2 ** 30), 'Slots of the shared-memory soft-state table: rate-limit windows, threat marks, penalties (16 bytes each; 4,194,304 = 64 MB file). When full, the least recently used entries are evicted (palisade_state_evictions_total); used challenges are kept apart and never evicted.'),
+  STATE_STORE_MAX_MEMORY: v('Limits', '', optSize, 'Most memory the used-challenge claims of the shared-memory store may take (their files under <EMBEDDED_DB_REDIS_LOCATION>.claims grow and shrink with traffic, ~16 bytes per claim); past it verification answers 503 STORE_FULL, and past 80 % the log warns. Empty = 20 % of the container memory (CONTAINER_MEMORY_LIMIT_MB, else the cgroup limit, else the machine\'s memory).'),
   PHISHING_LIST_SIZE_LIMIT: v('Lists', '20MB', size, 'Largest phishing list download.'),
   PHISHING_LIST_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most phishing list entries kept.'),
   PHISHING_LIST_SCHEDULE: v('Lists', '0 */12 * * *', cron, 'Phishing list update schedule (cron).'),
@@ -182,6 +185,7 @@ export const VARIABLES = {
   REDIS_COMMAND_TIMEOUT: v('Data', '5000', ms, 'Redis command timeout (ms); a request never waits longer.'),
   REDIS_CONNECT_TIMEOUT: v('Data', '10000', ms, 'Redis connect timeout (ms).'),
   REDIS_MAX_RETRIES: v('Data', '2', uint(0, 100), 'Redis retries per request.'),
+  REDIS_ALLOW_EVICTION: v('Data', '0', bool, 'Start even when Redis maxmemory-policy is not noeviction (with a warning). Any other policy can evict used-challenge keys under memory pressure and so accept a replay: leave 0 unless Redis can never reach maxmemory.'),
   POSTGRES_URL: v('Data', '', optional, 'External PostgreSQL instead of the embedded database.', true),
   POSTGRES_MAX_CONNECTIONS: v('Data', '10', uint(1, 1000), 'PostgreSQL pool size per process.'),
   POSTGRES_MIN_CONNECTIONS: v('Data', '0', uint(0, 1000), 'Minimum PostgreSQL pool size.'),
@@ -287,6 +291,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (out.HTTP2_KEY && !out.HTTP2_CERT) problems.push('HTTP2_KEY is set but HTTP2_CERT is not');
   for (const f of ['HTTP2_CERT', 'HTTP2_KEY', 'TLS_EXTRA_CA_CERTS'] as const) {
     if (typeof out[f] === 'string' && !existsSync(out[f] as string)) problems.push(`${f}: file ${out[f]} does not exist`);
+  }
+  if ((out.CLAIM_CLOCK_SKEW as number) < 1000) problems.push('CLAIM_CLOCK_SKEW must be at least 1s');
+  if ((out.CACHE_DURATION_USED_CHALLENGES as number) * 1000 < (out.CLAIM_CLOCK_SKEW as number) + 60_000) {
+    problems.push('CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m');
   }
   if (out.HEAP_LIMIT_MB && out.CONTAINER_MEMORY_LIMIT_MB && (out.HEAP_LIMIT_MB as number) >= (out.CONTAINER_MEMORY_LIMIT_MB as number)) {
     problems.push('HEAP_LIMIT_MB must stay below CONTAINER_MEMORY_LIMIT_MB');

@@ -21,11 +21,22 @@ export interface Metrics {
   watchUsage(stats: () => { droppedLogs: number; rateLimitedLogs: number; pendingLogs: number }): void;
   /** Register the challenge pool's gauge and counter, read at scrape time. */
   watchPool(stats: () => ChallengePoolStats): void;
-  /** Register the shared-memory state table's gauges (live share sampled at scrape time, capacity). */
-  watchStateTable(table: { sampleLoad(): number; readonly capacity: number }): void;
+  /**
+   * Register the shared-memory store's gauges: the soft table's live share (sampled at scrape time),
+   * capacity and evictions; the claims' count and bytes against STATE_STORE_MAX_MEMORY.
+   */
+  watchStateTable(table: StateTableView): void;
   /** Count one finished request (status, seconds). */
   observe(status: number, seconds: number): void;
   close(): void;
+}
+
+/** What the metrics read of the shared-memory store (SharedMemoryStore fits). */
+export interface StateTableView {
+  sampleLoad(): number;
+  readonly capacity: number;
+  evictions(): { seen: number; window: number; penalty: number };
+  claimMemory(): { claims: number; bytes: number; maxBytes: number };
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -116,15 +127,36 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       // Every worker maps the same table: the cluster's value is the highest of their samples.
       new Gauge({
         name: 'palisade_state_store_load',
-        help: `Share of the shared-memory state table's slots holding live entries, sampled (${LOAD_SAMPLE_SLOTS.toLocaleString('en-US')} slots per scrape). STORE_FULL refusals start from about 0.57.`,
+        help: `Share of the shared-memory soft-state table's slots holding live entries, sampled (${LOAD_SAMPLE_SLOTS.toLocaleString('en-US')} slots per scrape). From about 0.57, new entries evict the least recently used ones (palisade_state_evictions_total).`,
         registers, aggregator: 'max',
         collect() { this.set(table.sampleLoad()); },
       });
       new Gauge({
-        name: 'palisade_state_store_capacity_slots', help: 'Slots in the shared-memory state table (STATE_STORE_CAPACITY).',
+        name: 'palisade_state_store_capacity_slots', help: 'Slots in the shared-memory soft-state table (STATE_STORE_CAPACITY).',
         registers, aggregator: 'max',
         collect() { this.set(table.capacity); },
       });
+      // Each worker counts what it evicted: the cluster's value is the sum.
+      new Counter({
+        name: 'palisade_state_evictions_total',
+        help: 'Soft-state entries evicted (least recently used) because their probe window was full, by kind: window (rate limits, threat counters), penalty (penalties, marks), seen (header combinations).',
+        labelNames: ['kind'] as const, registers,
+        collect() {
+          const e = table.evictions();
+          this.reset();
+          this.inc({ kind: 'window' }, e.window);
+          this.inc({ kind: 'penalty' }, e.penalty);
+          this.inc({ kind: 'seen' }, e.seen);
+        },
+      });
+      // Claims are shared by the host's workers: each reads the same directory, the cluster shows the highest.
+      const claims = (field: 'claims' | 'bytes' | 'maxBytes') => function (this: Gauge) { this.set(table.claimMemory()[field]); };
+      new Gauge({ name: 'palisade_state_claims', help: 'Used challenges remembered (claims) on this host.', registers, aggregator: 'max', collect: claims('claims') });
+      new Gauge({
+        name: 'palisade_state_claims_bytes', help: 'Bytes the claims take on this host; past STATE_STORE_MAX_MEMORY verification answers 503 STORE_FULL.',
+        registers, aggregator: 'max', collect: claims('bytes'),
+      });
+      new Gauge({ name: 'palisade_state_claims_max_bytes', help: 'STATE_STORE_MAX_MEMORY in bytes.', registers, aggregator: 'max', collect: claims('maxBytes') });
     },
     observe(status, seconds) {
       const second = Math.floor(Date.now() / 1000);

@@ -14,6 +14,7 @@ import { embeddedSocketPath } from './db/embedded-paths.js';
 import { configureDerivation } from './pow/derive.js';
 import { createChallengePool, poolSizeOptions, type ChallengePool } from './pow/pool.js';
 import { preparePowSecrets, type PowSecrets } from './pow/secrets.js';
+import { claimMemoryBytes } from './primary/resources.js';
 import { createStateStore, type StateStore } from './store/index.js';
 import { createAccountUsage } from './usage/account-usage.js';
 import { createUsageBuffer, type UsageBuffer } from './usage/usage-buffer.js';
@@ -40,6 +41,8 @@ export function stateStoreOptions(config: Config, logger: Logger) {
     redisUrl: config.REDIS_URL ?? undefined,
     shmPath: dataPath(config, config.EMBEDDED_DB_REDIS_LOCATION),
     shmCapacity: config.STATE_STORE_CAPACITY,
+    shmMaxClaimBytes: claimMemoryBytes(config.STATE_STORE_MAX_MEMORY, config.CONTAINER_MEMORY_LIMIT_MB),
+    redisAllowEviction: config.REDIS_ALLOW_EVICTION,
     redisCommandTimeout: config.REDIS_COMMAND_TIMEOUT,
     redisConnectTimeout: config.REDIS_CONNECT_TIMEOUT,
     redisMaxRetries: config.REDIS_MAX_RETRIES,

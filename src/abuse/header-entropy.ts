@@ -3,7 +3,7 @@
 // further new combination. A NAT with many real browsers stays under the limit; a script rotating
 // user agents does not.
 //
-// Counting is exact across workers and hosts: the store claims `hdr|<ip>|<device>` once (claimOnce,
+// Counting is exact across workers and hosts: the store notes `hdr|<ip>|<device>` once (seenOnce,
 // PENALTY_TTL) and a new claim adds 1 to `hdrn|<ip>`. Memory:
 // - per worker, an LRU of combinations recently seen (default 10,000 entries, ~100 bytes each),
 //   which keeps a returning browser from costing a store call on every challenge;
@@ -72,7 +72,7 @@ export function createHeaderEntropy(deps: HeaderEntropyDeps, options: HeaderEntr
   };
 
   const count = async (ip: string, ipk: string, entry: string, t: number): Promise<number> => {
-    const fresh = await store.claimOnce(`hdr|${entry}`, ttlMs);
+    const fresh = await store.seenOnce(`hdr|${entry}`, ttlMs);
     remember(entry, t + ttlMs);
     if (!fresh) return 0;
     const distinct = await store.addPenalty(`hdrn|${Math.floor(t / DAY_MS)}|${ipk}`, 1, ttlMs);

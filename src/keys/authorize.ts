@@ -11,6 +11,7 @@
 // longer than the window). A salt without a time could be replayed once its claim expired.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { PalisadeError } from '../errors.js';
+import { claimUntil, DEFAULT_CLOCK_SKEW_MS } from '../store/state-store.js';
 import type { RequestContext } from '../http/types.js';
 import { hostMatches, requestOrigin } from './hostnames.js';
 import type { KeyCache } from './key-cache.js';
@@ -19,8 +20,6 @@ import type { ApiKey } from './types.js';
 
 /** Salts are accepted this far from their time, in either direction. */
 export const SIGNATURE_SALT_WINDOW_MS = 5 * 60_000;
-/** How long a used salt is remembered: longer than the whole acceptance window. */
-export const SIGNATURE_SALT_TTL_MS = 2 * SIGNATURE_SALT_WINDOW_MS + 60_000;
 
 const SALT = /^(\d{10})\.([A-Za-z0-9_-]{16,100})$/;
 const SIGNATURE = /^[0-9a-fA-F]{64}$/;
@@ -49,14 +48,16 @@ function allowedForBrowser(req: RequestContext, key: ApiKey | null): ApiKey {
   return key;
 }
 
-/** Claims a salt once (StateStore.claimOnce): true the first time within `ttlMs`. */
-export type ClaimSalt = (id: string, ttlMs: number) => Promise<boolean>;
+/** Claims a salt once (StateStore.claimOnce): true the first time, remembered until epoch ms `untilMs`. */
+export type ClaimSalt = (id: string, untilMs: number) => Promise<boolean>;
 
 export interface AuthorizeServerOptions {
   /** APP_BASE_PATH: clients sign the path they requested, which includes it. Default ''. */
   readonly basePath?: string;
   /** Clock (tests). Default Date.now. */
   readonly now?: () => number;
+  /** CLAIM_CLOCK_SKEW: a salt stays claimed until its window closes plus this. Default 60 s. */
+  readonly clockSkewMs?: number;
 }
 
 /**
@@ -97,11 +98,12 @@ export async function authorizeServer(
   if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) throw new PalisadeError('INVALID_SIGNATURE');
 
   const signedAt = Number(s[1]) * 1000;
-  if (Math.abs((options.now ?? Date.now)() - signedAt) > SIGNATURE_SALT_WINDOW_MS) {
-    throw new PalisadeError('SIGNATURE_SALT_EXPIRED');
-  }
-  // Claimed only once the signature holds: nobody can burn another caller's salts.
-  if (!(await claimSalt(`hmac:${key.id}:${salt}`, SIGNATURE_SALT_TTL_MS))) throw new PalisadeError('SIGNATURE_SALT_REUSED');
+  const now = (options.now ?? Date.now)();
+  if (Math.abs(now - signedAt) > SIGNATURE_SALT_WINDOW_MS) throw new PalisadeError('SIGNATURE_SALT_EXPIRED');
+  // Claimed only once the signature holds: nobody can burn another caller's salts. Kept until the
+  // salt's window closes, a moment the salt itself names.
+  const until = claimUntil(signedAt + SIGNATURE_SALT_WINDOW_MS, now, options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
+  if (!(await claimSalt(`hmac:${key.id}:${salt}`, until))) throw new PalisadeError('SIGNATURE_SALT_REUSED');
   return key;
 }
 

@@ -40,6 +40,12 @@ export interface ChallengePolicy {
 export interface PolicyLimits {
   /** POW_MAX_MEMORY in bytes (default 128 MB): the memory one derivation may need. */
   readonly maxMemoryBytes: number;
+  /**
+   * Longest expiry issued, whatever the policy asks: CACHE_DURATION_USED_CHALLENGES minus
+   * CLAIM_CLOCK_SKEW, so that no used challenge must be remembered longer than that bound.
+   * Default: no limit beyond the policy's own (at most 24 h).
+   */
+  readonly maxExpiresMs?: number;
 }
 
 /**
@@ -94,7 +100,8 @@ const STORED_FIELDS = new Set([
 
 const DIGEST_BYTES: Record<string, number> = { 'SHA-256': 32, 'SHA-384': 48, 'SHA-512': 64 };
 const MIN_EXPIRES_MS = 10_000;
-const MAX_EXPIRES_MS = 24 * 3_600_000;
+/** The longest a challenge can be issued for. */
+export const MAX_EXPIRES_MS = 24 * 3_600_000;
 const MAX_PREFIX_HEX = 16;
 
 /**
@@ -108,7 +115,10 @@ export function resolvePolicy(stored: Readonly<Record<string, unknown>> | null, 
   for (const name of Object.keys(s)) if (!STORED_FIELDS.has(name)) invalid(`unknown field "${name}"`);
 
   const version = optionalInt(s, 'version', 1, 2) ?? POLICY_DEFAULTS.version;
-  return version === 1 ? resolveV1(s) : resolveV2(s, limits);
+  const policy = version === 1 ? resolveV1(s) : resolveV2(s, limits);
+  const max = limits.maxExpiresMs;
+  if (max === undefined || policy.expiresInMs <= max) return policy;
+  return Object.freeze({ ...policy, expiresInMs: Math.max(MIN_EXPIRES_MS, max) });
 }
 
 function resolveV2(s: Readonly<Record<string, unknown>>, limits: PolicyLimits): ChallengePolicy {

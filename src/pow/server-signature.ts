@@ -4,7 +4,8 @@
 import { fromHex, hmac, hmacPreparedHex, prepareHmacKey, sha, timingSafeEqual, toHex, type HashAlgorithm, type PreparedHmacKey } from './crypto.js';
 import { isHex, isObject } from './payload.js';
 import { pooledRandomBytes } from './random.js';
-import { DEFAULT_USED_CHALLENGE_TTL_MS, type VerifyFailure } from './verify.js';
+import { claimUntil } from '../store/state-store.js';
+import { DEFAULT_CLOCK_SKEW_MS, type VerifyFailure } from './verify.js';
 
 export const SERVER_SIGNATURE_ALGORITHMS = ['SHA-256', 'SHA-384', 'SHA-512'] as const;
 export type ServerSignatureAlgorithm = (typeof SERVER_SIGNATURE_ALGORITHMS)[number];
@@ -200,9 +201,10 @@ export function asServerPayload(v: unknown): ServerPayloadFields | undefined {
 }
 
 export interface ServerPayloadDeps {
-  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
-  /** CACHE_DURATION_USED_CHALLENGES; default 4 h (and at least until the payload expires). */
-  readonly usedChallengeTtlMs?: number;
+  /** StateStore.claimOnce: kept until epoch ms `untilMs`. */
+  readonly claimOnce: (id: string, untilMs: number) => Promise<boolean>;
+  /** CLAIM_CLOCK_SKEW: a payload stays claimed until it expires plus this. Default 60 s. */
+  readonly clockSkewMs?: number;
   readonly now?: () => number;
 }
 
@@ -228,8 +230,8 @@ export async function verifyServerPayload(p: ServerPayloadFields, secret: string
   if (!Number.isSafeInteger(expire) || expire * 1000 < now) {
     return { verified: false, reason: 'CHALLENGE_EXPIRED', verificationData };
   }
-  const ttl = Math.max(deps.usedChallengeTtlMs ?? DEFAULT_USED_CHALLENGE_TTL_MS, expire * 1000 - now + 60_000);
-  if (!(await deps.claimOnce(`srv:${flat.get('id') ?? p.signature}`, ttl))) {
+  const until = claimUntil(expire * 1000, now, deps.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
+  if (!(await deps.claimOnce(`srv:${flat.get('id') ?? p.signature}`, until))) {
     return { verified: false, reason: 'PAYLOAD_ALREADY_USED', verificationData };
   }
   return { verified: true, verificationData };

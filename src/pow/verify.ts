@@ -1,12 +1,17 @@
 // Verification of widget payloads (PROTOCOL.md sections 1 and 2) in the mandatory order of
 // DESIGN.md section 4: size limit → base64 → bounded JSON → shape → constant-time signature →
 // expiry → claimOnce (the challenge is spent on its first attempt, whatever the outcome, so a forged
-// solution costs at most one derivation) → solution.
+// solution costs at most one derivation) → solution. Nothing read from the challenge before its
+// signature holds decides anything: v1 signs only the challenge hash, so its salt (expiry, key,
+// params) is trusted only once SHA(salt + number) equals that hash, before the claim.
 import { fromHex, hmacPreparedVerifyHex, sha, timingSafeEqual, type HashAlgorithm } from './crypto.js';
 import { deriveKey, POW_ALGORITHMS, type PowAlgorithm } from './derive.js';
 import { canonicalJson, decodePayload, isHex, isObject, MAX_PAYLOAD_LENGTH } from './payload.js';
-import { MAX_COUNTER } from './policy.js';
+import { MAX_COUNTER, MAX_EXPIRES_MS } from './policy.js';
 import type { PowSecrets } from './secrets.js';
+import { claimUntil, DEFAULT_CLOCK_SKEW_MS } from '../store/state-store.js';
+
+export { DEFAULT_CLOCK_SKEW_MS };
 
 export const VERIFY_FAILURES = [
   'INVALID_PAYLOAD', 'INVALID_SIGNATURE', 'CHALLENGE_EXPIRED', 'PAYLOAD_ALREADY_USED', 'INVALID_SOLUTION',
@@ -34,12 +39,13 @@ export type VerifyResult = VerifiedChallenge | FailedVerification;
 export interface VerifyDeps {
   readonly secrets: PowSecrets;
   /**
-   * StateStore.claimOnce: true exactly once per id; rejects (or throws) with STORE_UNAVAILABLE /
-   * STORE_FULL. A boolean at once when the store answers on this thread (the shared-memory store).
+   * StateStore.claimOnce: true exactly once per id, kept until epoch ms `untilMs`; rejects (or
+   * throws) with STORE_UNAVAILABLE / STORE_FULL. A boolean at once when the store answers on this
+   * thread (the shared-memory store).
    */
-  readonly claimOnce: (id: string, ttlMs: number) => boolean | Promise<boolean>;
-  /** CACHE_DURATION_USED_CHALLENGES; default 4 h. A claim is also kept at least until the challenge expires. */
-  readonly usedChallengeTtlMs?: number;
+  readonly claimOnce: (id: string, untilMs: number) => boolean | Promise<boolean>;
+  /** CLAIM_CLOCK_SKEW: a claim is kept until the challenge expires plus this. Default 60 s. */
+  readonly clockSkewMs?: number;
   /** Longest base64 payload accepted; default MAX_PAYLOAD_LENGTH (16 KiB). */
   readonly maxPayloadLength?: number;
   /** Epoch ms; default Date.now. */
@@ -47,8 +53,8 @@ export interface VerifyDeps {
 }
 
 export const DEFAULT_USED_CHALLENGE_TTL_MS = 4 * 3_600_000;
-/** Claims outlive the expiry by this much, for clocks that disagree across nodes. */
-const CLOCK_SKEW_MS = 60_000;
+/** How far past the longest policy expiry a v1 salt may claim before it reads as forged. */
+const CLOCK_TOLERANCE_MS = 5 * 60_000;
 
 const FAILED: Readonly<Record<VerifyFailure, FailedVerification>> = Object.freeze(
   Object.fromEntries(VERIFY_FAILURES.map((r) => [r, Object.freeze({ verified: false, reason: r })])) as
@@ -116,7 +122,7 @@ function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: 
 
   // PROTOCOL.md: the replay key is data.challengeId when present, else the nonce.
   const id = typeof data.challengeId === 'string' ? data.challengeId : (p.nonce as string);
-  return afterClaim(deps.claimOnce(`pow2:${id}`, claimTtl(deps, expiresAt, now)), () => {
+  return afterClaim(deps.claimOnce(`pow2:${id}`, until(deps, expiresAt, now)), () => {
     const keyLength = p.keyLength as number;
     const { counter, derivedKey } = solution as { counter: number; derivedKey: string };
     if (!Number.isInteger(counter) || counter < 0 || counter > MAX_COUNTER || !isHex(derivedKey, keyLength * 2)) {
@@ -195,17 +201,20 @@ function verifyV1(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: 
   if (!m) return FAILED.INVALID_PAYLOAD;
 
   if (!hmacPreparedVerifyHex(deps.secrets.v1[h.alg], challenge, signature)) return FAILED.INVALID_SIGNATURE;
-  // The salt is bound to the signed challenge hash by the solution check below.
-  if (m[2] !== apiKeyId) return FAILED.INVALID_SIGNATURE;
-
+  // Only the challenge hash is signed: the salt, and so its expiry, key and params, is what was
+  // issued only if it hashes, with the number, to that hash. A wrong number cannot always be told
+  // from a forged salt, so it is refused without a claim (one SHA is all an attempt costs), and the
+  // claim a valid solution makes is keyed by the signed hash and filed by the salt's proven expiry.
+  // A salt that no issue could have written (another key, an expiry past the longest policy) is a
+  // forgery: INVALID_SIGNATURE, which abuse protection counts as a malicious event.
   const now = deps.now?.() ?? Date.now();
   const expiresAt = Number(m[1]);
+  const solved = Number.isSafeInteger(number) && number >= 0 && timingSafeEqual(sha(h.alg, salt + number), fromHex(challenge));
+  if (!solved) return m[2] !== apiKeyId || expiresAt * 1000 > now + MAX_EXPIRES_MS + CLOCK_TOLERANCE_MS ? FAILED.INVALID_SIGNATURE : FAILED.INVALID_SOLUTION;
+  if (m[2] !== apiKeyId) return FAILED.INVALID_SIGNATURE;
   if (expiresAt * 1000 < now) return FAILED.CHALLENGE_EXPIRED;
-  return afterClaim(deps.claimOnce(`pow1:${challenge}`, claimTtl(deps, expiresAt, now)), () => {
-    if (!Number.isSafeInteger(number) || number < 0) return FAILED.INVALID_SOLUTION;
-    if (!timingSafeEqual(sha(h.alg, salt + number), fromHex(challenge))) return FAILED.INVALID_SOLUTION;
-    return success(1, payload.algorithm as string, apiKeyId, v1Params(m[3]!), expiresAt);
-  });
+  return afterClaim(deps.claimOnce(`pow1:${challenge}`, until(deps, expiresAt, now)), () =>
+    success(1, payload.algorithm as string, apiKeyId, v1Params(m[3]!), expiresAt));
 }
 
 function v1Params(query: string): Record<string, string> {
@@ -216,9 +225,11 @@ function v1Params(query: string): Record<string, string> {
 
 // ---- shared --------------------------------------------------------------------------------------
 
-function claimTtl(deps: VerifyDeps, expiresAt: number, now: number): number {
-  return Math.max(deps.usedChallengeTtlMs ?? DEFAULT_USED_CHALLENGE_TTL_MS, expiresAt * 1000 - now + CLOCK_SKEW_MS);
+/** The claim's moment: the challenge's own expiry plus the skew margin (the same for every attempt). */
+function until(deps: VerifyDeps, expiresAt: number, now: number): number {
+  return claimUntil(expiresAt * 1000, now, deps.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
 }
+
 
 function success(version: 1 | 2, algorithm: string, apiKeyId: string, params: Record<string, string>, expiresAt: number): VerifiedChallenge {
   return { verified: true, version, algorithm, apiKeyId, params, expiresAt };

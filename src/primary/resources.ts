@@ -1,7 +1,7 @@
 // CPU and memory limits as a container sees them: cgroup v2 (cpu.max, memory.max) or v1
 // (cpu.cfs_quota_us / cpu.cfs_period_us, memory.limit_in_bytes); null when there is no limit.
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 
 function read(path: string): string | null {
   try { return readFileSync(path, 'utf8').trim(); } catch { return null; }
@@ -43,4 +43,18 @@ export function workerHeapMb(heapLimitMb: number | null, memoryLimitMb: number |
   const limit = memoryLimitMb ?? cgroupMemoryMb();
   if (!limit) return null;
   return Math.max(64, Math.floor((limit * 0.75) / (Math.max(1, workers) + 1)));
+}
+
+/** Share of the container memory the used-challenge claims may take by default (STATE_STORE_MAX_MEMORY). */
+export const CLAIM_MEMORY_SHARE = 0.2;
+
+/**
+ * STATE_STORE_MAX_MEMORY: the configured bytes; else 20 % of the memory limit (CONTAINER_MEMORY_LIMIT_MB,
+ * else the cgroup limit, else the machine's memory). Workers' heaps default to 75 % of the same limit.
+ */
+export function claimMemoryBytes(configured: number | null, memoryLimitMb: number | null, totalBytes = totalmem()): number {
+  if (configured !== null) return configured;
+  const limitMb = memoryLimitMb ?? cgroupMemoryMb();
+  const bytes = limitMb !== null ? limitMb * 1024 * 1024 : totalBytes;
+  return Math.max(1 << 20, Math.floor(bytes * CLAIM_MEMORY_SHARE));
 }

@@ -15,6 +15,7 @@ import { anonymizeIp } from '../ip.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { createApiKey } from '../keys/api-keys.js';
 import { normalizeDnsHostname } from '../keys/hostnames.js';
+import { claimUntil, DEFAULT_CLOCK_SKEW_MS } from '../store/state-store.js';
 import {
   createM2mChallenge, m2mExpiresAt, parseAltchaAuthorization, prepareM2mKey, verifyM2mSolution, wwwAuthenticate,
   type M2mChallengeOptions,
@@ -28,8 +29,8 @@ export interface ApiKeyGenerateDeps {
   readonly accountId: string;
   /** Signs the challenges: a key derived from PALISADE_HMAC_SECRET for this purpose only. */
   readonly hmacKey: string | Buffer;
-  /** StateStore.claimOnce. */
-  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  /** StateStore.claimOnce (kept until epoch ms `untilMs`). */
+  readonly claimOnce: (id: string, untilMs: number) => Promise<boolean>;
   /** Per-IP rate limit; throws PalisadeError RATE_LIMITED. Default: none. */
   readonly rateLimit?: (req: RequestContext) => void | Promise<void>;
 }
@@ -70,8 +71,9 @@ export function apiKeyGenerateRoute(deps: ApiKeyGenerateDeps, options: ApiKeyGen
     if (verdict === 'expired') return challengeReply('ALTCHA_EXPIRED');
 
     if (await freeKeyExists(deps.sql, deps.accountId, hostname)) throw new PalisadeError('HOSTNAME_TAKEN');
-    const ttl = Math.max(m2mExpiresAt(solution) - now(), 0) + 60_000;
-    if (!(await deps.claimOnce(`m2m:${solution.challenge}`, ttl))) return challengeReply('ALTCHA_ALREADY_USED');
+    const t = now();
+    const until = claimUntil(Math.max(m2mExpiresAt(solution), t), t, DEFAULT_CLOCK_SKEW_MS);
+    if (!(await deps.claimOnce(`m2m:${solution.challenge}`, until))) return challengeReply('ALTCHA_ALREADY_USED');
 
     try {
       const created = await createApiKey(deps.sql, deps.secrets, {

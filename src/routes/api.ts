@@ -20,11 +20,11 @@ import { createVerifyHandler } from './verify.js';
 
 export function registerApiRoutes(router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection): void {
   const { store, keys, usage } = services;
-  const claimOnce = (id: string, ttlMs: number) => store.claimOnce(id, ttlMs);
+  const claimOnce = (id: string, untilMs: number) => store.claimOnce(id, untilMs);
   // The verify route's claim: a boolean at once when the store answers on this thread.
-  const claimNow = (id: string, ttlMs: number): boolean | Promise<boolean> => {
+  const claimNow = (id: string, untilMs: number): boolean | Promise<boolean> => {
     const sync = store.sync;
-    return sync === undefined ? store.claimOnce(id, ttlMs) : sync.claimOnceSync(id, ttlMs);
+    return sync === undefined ? store.claimOnce(id, untilMs) : sync.claimOnceSync(id, untilMs);
   };
   const planLimit = createPlanLimitCheck(services.accountUsage);
   const penalty = (ip: string) => abuse.penaltyFor(ip);
@@ -48,7 +48,7 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   };
   const server = async (req: RequestContext) => {
     try {
-      const key = await authorizeServer(req, keys, claimOnce, { basePath: config.APP_BASE_PATH });
+      const key = await authorizeServer(req, keys, claimOnce, { basePath: config.APP_BASE_PATH, clockSkewMs });
       return await guard(key, req);
     } catch (err) {
       // Forged signatures and replayed salts count against the caller's IP.
@@ -66,7 +66,7 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     metrics.verificationsFailed.inc({ reason: reason ?? 'UNKNOWN' });
     void abuse.verificationFailed(req.ip, reason ?? 'UNKNOWN', req.path === '/challenge/verify' ? 'server_payload' : 'widget');
   };
-  const usedChallengeTtlMs = config.CACHE_DURATION_USED_CHALLENGES;
+  const clockSkewMs = config.CLAIM_CLOCK_SKEW;
 
   router.add('GET', '/v1/challenge', createChallengeHandler({
     authorizeBrowser: browser,
@@ -90,21 +90,22 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   }, {
     publicBaseUrl: `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`,
     maxMemoryBytes: config.POW_MAX_MEMORY,
+    maxExpiresMs: config.CACHE_DURATION_USED_CHALLENGES * 1000 - clockSkewMs,
   }));
 
   router.add('POST', '/v1/verify', createVerifyHandler({
     authorizeBrowser: verifier, secrets: services.pow, claimOnce: claimNow, penalty, onVerify, countUsage,
     assess: (input) => abuse.assess(input),
   }, {
-    usedChallengeTtlMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
+    clockSkewMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     storeBudgetMs: store.kind === 'redis' ? config.REDIS_COMMAND_TIMEOUT : Infinity,
   }));
 
-  router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { usedChallengeTtlMs }));
+  router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));
 
   router.add('POST', '/challenge/verify', createChallengeVerifyHandler({
     authorizeServer: server, findKey, secrets: services.pow, claimOnce, onVerify, countUsage,
-  }, { usedChallengeTtlMs }));
+  }, { clockSkewMs }));
 
   router.add('GET', '/usage', usageRoute({ sql: services.db.sql, authorizeServer: server, currentMonth: usage.currentMonth }));
 

@@ -9,7 +9,7 @@ import type { ApiKey } from '../keys/types.js';
 import { decodePayload, isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
 import type { PowSecrets } from '../pow/secrets.js';
 import { asServerPayload, isServerPayload, verifyServerPayload, type Classification } from '../pow/server-signature.js';
-import { DEFAULT_USED_CHALLENGE_TTL_MS, verifyDecoded, type VerifyFailure } from '../pow/verify.js';
+import { DEFAULT_CLOCK_SKEW_MS, verifyDecoded, type VerifyFailure } from '../pow/verify.js';
 import { requestOrigin } from './verify.js';
 
 export interface ChallengeVerifyRouteDeps {
@@ -18,21 +18,21 @@ export interface ChallengeVerifyRouteDeps {
   /** The API key by id (cached), or null when there is none. */
   readonly findKey: (id: string) => ApiKey | null | Promise<ApiKey | null>;
   readonly secrets: PowSecrets;
-  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  readonly claimOnce: (id: string, untilMs: number) => Promise<boolean>;
   readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
   /** Counted for widget payloads only: a server payload was already counted by POST /v1/verify. */
   readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
 }
 
 export interface ChallengeVerifyRouteOptions {
-  /** CACHE_DURATION_USED_CHALLENGES. Default 4 h. */
-  readonly usedChallengeTtlMs?: number;
+  /** CLAIM_CLOCK_SKEW: a claim is kept until the challenge or payload expires plus this. Default 60 s. */
+  readonly clockSkewMs?: number;
   /** Longest base64 payload. Default 16 KiB. */
   readonly maxPayloadLength?: number;
 }
 
 export const CHALLENGE_VERIFY_ROUTE_DEFAULTS = Object.freeze({
-  usedChallengeTtlMs: DEFAULT_USED_CHALLENGE_TTL_MS, maxPayloadLength: MAX_PAYLOAD_LENGTH,
+  clockSkewMs: DEFAULT_CLOCK_SKEW_MS, maxPayloadLength: MAX_PAYLOAD_LENGTH,
 });
 
 const VERIFIED = json({ verified: true });
@@ -40,7 +40,7 @@ const VERIFIED = json({ verified: true });
 export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, options: ChallengeVerifyRouteOptions = {}): Handler {
   const o = { ...CHALLENGE_VERIFY_ROUTE_DEFAULTS, ...options };
   const verifyDeps = {
-    secrets: deps.secrets, claimOnce: deps.claimOnce, usedChallengeTtlMs: o.usedChallengeTtlMs, maxPayloadLength: o.maxPayloadLength,
+    secrets: deps.secrets, claimOnce: deps.claimOnce, clockSkewMs: o.clockSkewMs, maxPayloadLength: o.maxPayloadLength,
   };
 
   return async (req: RequestContext): Promise<Reply> => {

@@ -34,6 +34,8 @@ export interface ChallengeRouteOptions {
   readonly publicBaseUrl?: string;
   /** POW_MAX_MEMORY in bytes. Default 128 MiB. */
   readonly maxMemoryBytes?: number;
+  /** CACHE_DURATION_USED_CHALLENGES minus CLAIM_CLOCK_SKEW: the longest expiry issued. Default: the policy's. */
+  readonly maxExpiresMs?: number;
 }
 
 export const CHALLENGE_ROUTE_DEFAULTS = Object.freeze({ publicBaseUrl: '', maxMemoryBytes: 128 * 1024 * 1024 });
@@ -42,7 +44,7 @@ const HEADERS = Object.freeze({ 'cache-control': 'no-store' });
 
 export function createChallengeHandler(deps: ChallengeRouteDeps, options: ChallengeRouteOptions = {}): Handler {
   const o = { ...CHALLENGE_ROUTE_DEFAULTS, ...options };
-  const limits: PolicyLimits = { maxMemoryBytes: o.maxMemoryBytes };
+  const limits: PolicyLimits = { maxMemoryBytes: o.maxMemoryBytes, maxExpiresMs: options.maxExpiresMs };
   const verifyBase = `${o.publicBaseUrl.replace(/\/+$/, '')}/v1/verify?apiKey=`;
   // Keys are cached per worker, so their policy objects are stable: resolve each once.
   const policies = new WeakMap<object, ChallengePolicy>();

@@ -8,29 +8,29 @@ import type { ApiKey } from '../keys/types.js';
 import { sha, timingSafeEqual } from '../pow/crypto.js';
 import { decodePayload, isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
 import { asServerPayload, verifyServerPayload, type ServerPayloadDeps } from '../pow/server-signature.js';
-import { DEFAULT_USED_CHALLENGE_TTL_MS } from '../pow/verify.js';
+import { DEFAULT_CLOCK_SKEW_MS } from '../pow/verify.js';
 
 export interface VerifySignatureRouteDeps {
   /** The API key by id (cached), or null when there is none. */
   readonly findKey: (id: string) => ApiKey | null | Promise<ApiKey | null>;
   /** StateStore.claimOnce. */
-  readonly claimOnce: (id: string, ttlMs: number) => Promise<boolean>;
+  readonly claimOnce: (id: string, untilMs: number) => Promise<boolean>;
 }
 
 export interface VerifySignatureRouteOptions {
-  /** CACHE_DURATION_USED_CHALLENGES. Default 4 h. */
-  readonly usedChallengeTtlMs?: number;
+  /** CLAIM_CLOCK_SKEW: a claim is kept until the challenge or payload expires plus this. Default 60 s. */
+  readonly clockSkewMs?: number;
   /** Longest base64 payload. Default 16 KiB. */
   readonly maxPayloadLength?: number;
 }
 
 export const VERIFY_SIGNATURE_ROUTE_DEFAULTS = Object.freeze({
-  usedChallengeTtlMs: DEFAULT_USED_CHALLENGE_TTL_MS, maxPayloadLength: MAX_PAYLOAD_LENGTH,
+  clockSkewMs: DEFAULT_CLOCK_SKEW_MS, maxPayloadLength: MAX_PAYLOAD_LENGTH,
 });
 
 export function createVerifySignatureHandler(deps: VerifySignatureRouteDeps, options: VerifySignatureRouteOptions = {}): Handler {
   const o = { ...VERIFY_SIGNATURE_ROUTE_DEFAULTS, ...options };
-  const serverDeps: ServerPayloadDeps = { claimOnce: deps.claimOnce, usedChallengeTtlMs: o.usedChallengeTtlMs };
+  const serverDeps: ServerPayloadDeps = { claimOnce: deps.claimOnce, clockSkewMs: o.clockSkewMs };
 
   return async (req: RequestContext): Promise<Reply> => {
     const body = req.json();

@@ -13,7 +13,7 @@ import {
   classify, createServerPayload, prepareServerKey, type Classification, type ServerSignatureAlgorithm,
 } from '../pow/server-signature.js';
 import {
-  DEFAULT_USED_CHALLENGE_TTL_MS, verifyPayload, type FailedVerification, type VerifiedChallenge, type VerifyDeps, type VerifyFailure,
+  DEFAULT_CLOCK_SKEW_MS, verifyPayload, type FailedVerification, type VerifiedChallenge, type VerifyDeps, type VerifyFailure,
 } from '../pow/verify.js';
 
 export interface Assessment {
@@ -37,7 +37,7 @@ export interface VerifyRouteDeps {
   readonly authorizeBrowser: (req: RequestContext) => ApiKey | Promise<ApiKey>;
   readonly secrets: PowSecrets;
   /** StateStore.claimOnce (a boolean at once when the store answers on this thread). */
-  readonly claimOnce: (id: string, ttlMs: number) => boolean | Promise<boolean>;
+  readonly claimOnce: (id: string, untilMs: number) => boolean | Promise<boolean>;
   /** The client's penalty score, reported as verificationData.penalty. */
   readonly penalty: (ip: string) => number | Promise<number>;
   /** palisade_api_verifications_success_total / _failed_total. */
@@ -53,8 +53,8 @@ export interface VerifyRouteDeps {
 }
 
 export interface VerifyRouteOptions {
-  /** CACHE_DURATION_USED_CHALLENGES. Default 4 h. */
-  readonly usedChallengeTtlMs?: number;
+  /** CLAIM_CLOCK_SKEW: a claim is kept until the challenge or payload expires plus this. Default 60 s. */
+  readonly clockSkewMs?: number;
   /** Lifetime of the server payload (verificationData.expire). Default 20 min, as long as a challenge. */
   readonly serverPayloadTtlMs?: number;
   /** ANONYMIZE_IP_ADDRESS: verificationData.ipAddress keeps the /24 (IPv4) or /48 (IPv6). Default true. */
@@ -76,7 +76,7 @@ export interface VerifyRouteOptions {
 }
 
 export const VERIFY_ROUTE_DEFAULTS = Object.freeze({
-  usedChallengeTtlMs: DEFAULT_USED_CHALLENGE_TTL_MS,
+  clockSkewMs: DEFAULT_CLOCK_SKEW_MS,
   serverPayloadTtlMs: 20 * 60_000,
   anonymizeIp: true,
   signatureAlgorithm: 'SHA-256' as ServerSignatureAlgorithm,
@@ -93,7 +93,7 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   const o = { ...VERIFY_ROUTE_DEFAULTS, ...options };
   const storeBudgetMs = options.storeBudgetMs ?? VERIFY_ROUTE_DEFAULTS.storeBudgetMs;
   const verifyDeps: VerifyDeps = {
-    secrets: deps.secrets, claimOnce: deps.claimOnce, usedChallengeTtlMs: o.usedChallengeTtlMs, maxPayloadLength: o.maxPayloadLength,
+    secrets: deps.secrets, claimOnce: deps.claimOnce, clockSkewMs: o.clockSkewMs, maxPayloadLength: o.maxPayloadLength,
   };
   const assess = deps.assess ?? (() => NO_RISK);
   // Each cached ApiKey's secret is prepared once for the server signature.

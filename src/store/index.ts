@@ -4,9 +4,9 @@ import { openRedisStore, type RedisStore, type StoreLogger } from './redis-store
 import { openSharedMemoryStore, type SharedMemoryStore } from './shared-memory-store.js';
 
 export type { HitResult, StateStore } from './state-store.js';
-export { STORE_LIMITS } from './state-store.js';
+export { STORE_LIMITS, claimUntil } from './state-store.js';
 export { limitKey, ipKey, type LimitKeyContext } from './limit-key.js';
-export { SharedMemoryStore, type SharedMemoryStats } from './shared-memory-store.js';
+export { SharedMemoryStore, type SharedMemoryStats, type ClaimMemoryStats, type Evictions } from './shared-memory-store.js';
 export { RedisStore, type StoreLogger } from './redis-store.js';
 
 export interface StateStoreOptions {
@@ -14,8 +14,12 @@ export interface StateStoreOptions {
   redisUrl?: string | undefined;
   /** The state file (EMBEDDED_DB_REDIS_LOCATION; the caller resolves `db/state.shm` under DATA_DIR). */
   shmPath: string;
-  /** Slots in the state file, 16 bytes each. Default 1,048,576 (16 MiB, ~524k live entries). */
+  /** Soft-state slots in the state file, 16 bytes each. Default 1,048,576 (16 MiB). */
   shmCapacity?: number | undefined;
+  /** STATE_STORE_MAX_MEMORY: bytes the shared-memory store's claims may take. Default 1 GiB. */
+  shmMaxClaimBytes?: number | undefined;
+  /** REDIS_ALLOW_EVICTION: start (with a warning) although Redis may evict claim keys. Default false. */
+  redisAllowEviction?: boolean | undefined;
   /** Prefix of every Redis key. Default 'palisade:'. */
   redisKeyPrefix?: string | undefined;
   /** REDIS_COMMAND_TIMEOUT, ms. Default 5000. */
@@ -35,10 +39,13 @@ export async function createStateStore(options: StateStoreOptions): Promise<Shar
       commandTimeout: options.redisCommandTimeout,
       connectTimeout: options.redisConnectTimeout,
       maxRetries: options.redisMaxRetries,
+      allowEviction: options.redisAllowEviction,
       logger: options.logger,
     }));
   }
-  return openSharedMemoryStore(options.shmPath, defined({ capacity: options.shmCapacity }));
+  return openSharedMemoryStore(options.shmPath, defined({
+    capacity: options.shmCapacity, maxClaimBytes: options.shmMaxClaimBytes, logger: options.logger,
+  }));
 }
 
 /** Drops undefined fields so the stores' own defaults apply. */

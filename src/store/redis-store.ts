@@ -1,5 +1,6 @@
 // StateStore on Redis (REDIS_URL), for several hosts sharing one state. DESIGN.md section 3.
-// Claims are `SET key 1 PX ttl NX`; rate-limit hits and penalty additions are Lua scripts (atomic
+// Claims are `SET key 1 PXAT until NX` (hard state: refused at start unless Redis's
+// maxmemory-policy is noeviction, so no key can be evicted); rate-limit hits and penalty additions are Lua scripts (atomic
 // on the server, clocked by the server's TIME so every node agrees on window boundaries).
 // Claims, hits and reads wait for the end of the event loop's poll phase (setImmediate) and go
 // out together: every claim of that turn in one command (a Lua script of SET NX), every hit in one
@@ -13,7 +14,7 @@ import { Redis } from 'ioredis';
 import { PalisadeError } from '../errors.js';
 import type { RateRule } from '../parse.js';
 import {
-  STORE_LIMITS, checkKey, checkPenalty, checkRule, checkTtl, holdMs, type HitResult, type StateStore,
+  STORE_LIMITS, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type HitResult, type StateStore,
 } from './state-store.js';
 
 /** What the store needs of a logger (pino's methods fit). */
@@ -34,6 +35,12 @@ export interface RedisStoreOptions {
   maxRetries?: number;
   /** Where connection problems and the eviction-policy warning go. Default: stderr. */
   logger?: StoreLogger;
+  /**
+   * REDIS_ALLOW_EVICTION: go on (with a warning) when maxmemory-policy is not noeviction. Default
+   * false: openRedisStore rejects, and after a reconnection to such a server claims answer
+   * STORE_UNAVAILABLE.
+   */
+  allowEviction?: boolean;
 }
 
 const DEFAULTS = {
@@ -41,6 +48,7 @@ const DEFAULTS = {
   commandTimeout: 5000,
   connectTimeout: 10_000,
   maxRetries: 2,
+  allowEviction: false,
 } as const;
 
 const consoleLogger: StoreLogger = {
@@ -109,11 +117,12 @@ if held == 1 then blocked = expiry end
 return {allowed, remaining, expiry - now, blocked, count}
 `;
 
-// One `SET key 1 PX ttl NX` per key, in order (the first of two claims of one id in a batch wins).
+// One `SET key 1 <PX ttl | PXAT until> NX` per key, in order (the first of two claims of one id in
+// a batch wins); ARGV holds the expiry option and its value per key.
 const CLAIMS_LUA = `
 local out = {}
 for i = 1, #KEYS do
-  if redis.call('SET', KEYS[i], '1', 'PX', ARGV[i], 'NX') then out[i] = 1 else out[i] = 0 end
+  if redis.call('SET', KEYS[i], '1', ARGV[2 * i - 1], ARGV[2 * i], 'NX') then out[i] = 1 else out[i] = 0 end
 end
 return out
 `;
@@ -136,7 +145,9 @@ interface Pending<T> {
 }
 
 interface PendingClaim extends Pending<boolean> {
-  readonly ttlMs: number;
+  /** PXAT for claims (an epoch-ms moment), PX for first-seen entries (a TTL). */
+  readonly expiry: 'PX' | 'PXAT';
+  readonly at: number;
 }
 
 interface PendingHit extends Pending<HitResult> {
@@ -174,8 +185,13 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
   client.defineCommand('palisadePeek', { numberOfKeys: 1, lua: PEEK_LUA, readOnly: true });
   client.defineCommand('palisadePenalty', { numberOfKeys: 1, lua: PENALTY_LUA });
   client.defineCommand('palisadeClaims', { lua: CLAIMS_LUA });
-  const store = new RedisStore(client, o.logger ?? consoleLogger);
+  const store = new RedisStore(client, o.logger ?? consoleLogger, o.allowEviction);
   await store.connect(o.connectTimeout);
+  const problem = store.evictionProblem;
+  if (problem !== null) {
+    await store.close();
+    throw new Error(problem);
+  }
   return store;
 }
 
@@ -185,8 +201,11 @@ export class RedisStore implements StateStore {
   readonly #scripts: ScriptCommands;
   readonly #log: StoreLogger;
   readonly #unavailable: (err: unknown) => never;
+  readonly #allowEviction: boolean;
   #lastLogAt = 0;
   #policyCheck: Promise<void> = Promise.resolve();
+  /** Why claims cannot be trusted to this server (an evicting maxmemory-policy), or null. */
+  #evictionProblem: string | null = null;
   /** claimOnce() calls waiting for this turn's claims command. */
   #claims: PendingClaim[] = [];
   /** hit() calls waiting for this turn's hits command. */
@@ -195,8 +214,9 @@ export class RedisStore implements StateStore {
   #reads: Pending<number>[] = [];
   #flushScheduled = false;
 
-  constructor(client: Redis, log: StoreLogger) {
+  constructor(client: Redis, log: StoreLogger, allowEviction = false) {
     this.#client = client;
+    this.#allowEviction = allowEviction;
     this.#scripts = client as unknown as ScriptCommands;
     this.#log = log;
     this.#unavailable = (err) => {
@@ -224,19 +244,44 @@ export class RedisStore implements StateStore {
     });
   }
 
+  /** Why start-up was refused: the server's maxmemory-policy can evict claim keys (null: it cannot). */
+  get evictionProblem(): string | null {
+    return this.#allowEviction ? null : this.#evictionProblem;
+  }
+
   /** Sent with the other claims of this event-loop turn (file header). */
-  claimOnce(id: string, ttlMs: number): Promise<boolean> {
+  claimOnce(id: string, untilMs: number): Promise<boolean> {
     let key: string;
-    let ttl: number;
+    let until: number;
     try {
       key = storeKey('c', checkKey('id', id));
+      until = checkUntil(untilMs, Date.now());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.evictionProblem !== null) {
+      this.#logFailure(new Error(this.evictionProblem));
+      return Promise.reject(new PalisadeError('STORE_UNAVAILABLE'));
+    }
+    return new Promise<boolean>((resolve, reject) => {
+      this.#schedule();
+      this.#claims.push({ key, expiry: 'PXAT', at: until, resolve, reject });
+    });
+  }
+
+  /** Soft: a first-seen entry with a TTL, batched with the claims. */
+  seenOnce(key: string, ttlMs: number): Promise<boolean> {
+    let k: string;
+    let ttl: number;
+    try {
+      k = storeKey('s', checkKey('key', key));
       ttl = checkTtl(ttlMs);
     } catch (err) {
       return Promise.reject(err);
     }
     return new Promise<boolean>((resolve, reject) => {
       this.#schedule();
-      this.#claims.push({ key, ttlMs: ttl, resolve, reject });
+      this.#claims.push({ key: k, expiry: 'PX', at: ttl, resolve, reject });
     });
   }
 
@@ -330,11 +375,12 @@ export class RedisStore implements StateStore {
     const fail = this.#failAll(batch);
     if (batch.length === 1) {
       const c = batch[0]!;
-      this.#client.set(c.key, '1', 'PX', c.ttlMs, 'NX').then((r) => c.resolve(r === 'OK'), fail);
+      const set = c.expiry === 'PX' ? this.#client.set(c.key, '1', 'PX', c.at, 'NX') : this.#client.set(c.key, '1', 'PXAT', c.at, 'NX');
+      set.then((r) => c.resolve(r === 'OK'), fail);
       return;
     }
     const args: (string | number)[] = batch.map((c) => c.key);
-    for (const c of batch) args.push(c.ttlMs);
+    for (const c of batch) args.push(c.expiry, c.at);
     this.#scripts.palisadeClaims(batch.length, ...args).then((flags) => {
       for (let i = 0; i < batch.length; i++) batch[i]!.resolve(flags[i] === 1);
     }, fail);
@@ -396,30 +442,38 @@ export class RedisStore implements StateStore {
     this.#client.disconnect();
   }
 
-  // Claim keys carry a TTL, so every policy but noeviction (volatile-* included) lets Redis drop a
-  // used-challenge key under memory pressure, and a dropped key reopens that challenge to replay.
+  // Claim keys carry an expiry, so every policy but noeviction (volatile-* included) lets Redis drop
+  // a used-challenge key under memory pressure, and a dropped key reopens that challenge to replay.
+  // Read from INFO, which managed services answer where CONFIG is disabled.
   async #checkEvictionPolicy(): Promise<void> {
-    let policy: string;
+    let policy: string | undefined;
     try {
-      const reply = (await this.#client.config('GET', 'maxmemory-policy')) as string[];
-      policy = reply[1] ?? '';
+      const info = await this.#client.info('memory');
+      policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
     } catch (err) {
+      policy = undefined;
+      this.#log.warn({ err: errorText(err) }, 'Could not read Redis INFO memory');
+    }
+    if (policy === undefined) {
       this.#log.warn(
-        { err: errorText(err) },
-        'Could not read Redis maxmemory-policy (CONFIG GET refused?). Make sure it is "noeviction": any other ' +
-          'policy lets Redis evict used-challenge keys under memory pressure, which reopens those challenges to replay.',
+        {},
+        'Could not read Redis maxmemory-policy. Make sure it is "noeviction": any other policy lets Redis evict ' +
+          'used-challenge keys under memory pressure, which reopens those challenges to replay.',
       );
       return;
     }
-    if (policy === 'noeviction') return;
-    this.#log.warn(
-      { maxmemoryPolicy: policy },
-      `Redis maxmemory-policy is "${policy}": when Redis reaches maxmemory it evicts keys, and Palisade's used-challenge ` +
-        'keys (replay protection), rate-limit windows and penalties are all evictable (volatile-* policies too: every ' +
-        'one of these keys has a TTL). An evicted used-challenge key lets that challenge be verified again. Set ' +
-        '"maxmemory-policy noeviction": writes then fail when memory is full and Palisade answers 503 STORE_UNAVAILABLE ' +
-        'instead of accepting a replay.',
-    );
+    if (policy === 'noeviction') {
+      this.#evictionProblem = null;
+      return;
+    }
+    this.#evictionProblem =
+      `Redis maxmemory-policy is "${policy}": when Redis reaches maxmemory it evicts keys, and used-challenge keys ` +
+      '(replay protection) are evictable under every policy but noeviction (volatile-* too: each has an expiry), so ' +
+      'an evicted key would let its challenge be verified again. Set "maxmemory-policy noeviction" (writes then fail ' +
+      'when memory is full and verification answers 503 instead of accepting a replay), or set REDIS_ALLOW_EVICTION=1 ' +
+      'if this Redis can never reach maxmemory.';
+    if (this.#allowEviction) this.#log.warn({ maxmemoryPolicy: policy }, this.#evictionProblem);
+    else this.#log.error({ maxmemoryPolicy: policy }, this.#evictionProblem);
   }
 
   #logFailure(err: unknown): void {

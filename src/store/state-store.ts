@@ -1,5 +1,13 @@
 // The hot, shared, short-lived state every worker sees: used challenges, rate-limit windows,
-// penalty scores. DESIGN.md section 3. Implementations: shared-memory-store.ts (one host, default)
+// penalty scores. DESIGN.md section 3.
+//
+// Two kinds of state, stored apart (DESIGN.md section 10):
+// - hard: claims of used challenges (claimOnce). A claim is never lost before its moment and never
+//   refused for lack of room taken by anything else; when the store cannot be sure it rejects
+//   (503), it never answers "not used before" wrongly.
+// - soft: windows, marks, penalties, first-seen sets (hit, peek, addPenalty, penalty, seenOnce).
+//   It has a fixed budget and, past it, forgets the least recently used entries instead of
+//   refusing (counted as evictions): forgetting can reset a counter, never accept a replay. Implementations: shared-memory-store.ts (one host, default)
 // and redis-store.ts (REDIS_URL). test/helpers/store-conformance.ts runs one suite against both.
 //
 // Rate rules (spec section 8), the same in both stores:
@@ -14,7 +22,7 @@ import type { RateRule } from '../parse.js';
 
 /** Limits both stores enforce, so a configuration that works with one works with the other. */
 export const STORE_LIMITS = {
-  /** Longest claim or penalty TTL: 2^36 ms, about 2.2 years. */
+  /** Longest claim, first-seen or penalty lifetime: 2^36 ms, about 2.2 years. */
   maxTtlMs: 2 ** 36,
   /** Largest rule count (the shared-memory slot keeps 23 bits of count and needs count + 1). */
   maxRuleCount: 8_388_606,
@@ -40,7 +48,7 @@ export interface HitResult {
 /** StateStore.sync: the operations the hot paths use, for a store that needs no I/O for them. */
 export interface SyncStateStore {
   /** claimOnce on the calling thread: throws STORE_FULL instead of rejecting. */
-  claimOnceSync(id: string, ttlMs: number): boolean;
+  claimOnceSync(id: string, untilMs: number): boolean;
   hitSync(limitKey: string, rule: RateRule): HitResult;
   penaltySync(key: string): number;
 }
@@ -48,12 +56,19 @@ export interface SyncStateStore {
 export interface StateStore {
   readonly kind: 'shared-memory' | 'redis';
   /**
-   * Insert `id` if absent, remembered for `ttlMs`. Resolves true exactly once per id across all
-   * processes sharing the store; false when it was already claimed. Rejects with PalisadeError
-   * STORE_UNAVAILABLE / STORE_FULL instead of ever answering true when it cannot be sure.
-   * `id` is any string (compared exactly, UTF-16 code unit by code unit); 1 ≤ ttlMs ≤ maxTtlMs.
+   * Hard state: insert `id` if absent, remembered until the epoch-ms moment `untilMs` (use
+   * claimUntil(): the same challenge must always name the same moment). Resolves true exactly once
+   * per id across all processes sharing the store; false when it was already claimed. Rejects with
+   * PalisadeError STORE_UNAVAILABLE / STORE_FULL instead of ever answering true when it cannot be
+   * sure. `id` is any string (compared exactly, UTF-16 code unit by code unit); now < untilMs ≤
+   * now + maxTtlMs.
    */
-  claimOnce(id: string, ttlMs: number): Promise<boolean>;
+  claimOnce(id: string, untilMs: number): Promise<boolean>;
+  /**
+   * Soft state: true the first time `key` is seen within `ttlMs`, false when it was seen before.
+   * Under memory pressure an entry may be forgotten early (then it reads as new again).
+   */
+  seenOnce(key: string, ttlMs: number): Promise<boolean>;
   /** Count one hit of `limitKey` under `rule` (fixed window + hold; see the top of this file). */
   hit(limitKey: string, rule: RateRule): Promise<HitResult>;
   /** The state `hit` would see, without counting a hit: `blockedUntil > now` means held / marked. */
@@ -82,6 +97,28 @@ export interface StateStore {
 export function checkKey(name: string, value: unknown): string {
   if (typeof value !== 'string') throw new TypeError(`${name} must be a string`);
   return value;
+}
+
+/** `untilMs` of a claim: an integer epoch-ms moment after `now` and at most maxTtlMs after it. */
+export function checkUntil(value: unknown, now: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= now || value > now + STORE_LIMITS.maxTtlMs) {
+    throw new RangeError(`untilMs must be an integer epoch-ms moment after now and at most ${STORE_LIMITS.maxTtlMs} ms ahead`);
+  }
+  return value;
+}
+
+/** CLAIM_CLOCK_SKEW's default: claims outlive their expiry by this, for clocks that disagree across nodes. */
+export const DEFAULT_CLOCK_SKEW_MS = 60_000;
+
+/**
+ * Until when a challenge (or a signed payload, or a request-signing salt) valid until epoch ms
+ * `expiresAtMs` must stay claimed: its expiry plus `skewMs` (CLAIM_CLOCK_SKEW), for clocks that
+ * disagree across nodes. Derived from the challenge alone, so every attempt at the same challenge
+ * names the same moment (the shared-memory store files claims by it). Never more than maxTtlMs
+ * ahead, so no signed value can make a store refuse the claim.
+ */
+export function claimUntil(expiresAtMs: number, now: number, skewMs: number): number {
+  return Math.min(Math.max(expiresAtMs + skewMs, now + 1), now + STORE_LIMITS.maxTtlMs);
 }
 
 export function checkTtl(value: unknown): number {

@@ -19,6 +19,8 @@ import { awayFromWindowEnd } from '../helpers/windows.js';
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'store-child.js');
 const CHILDREN = 4;
 const IDS = 100_000;
+/** Every claim of the file shares one moment, as every attempt at one challenge does. */
+const UNTIL = Date.now() + 30 * 60_000;
 
 const redisUp = await requireService('redis');
 const dir = mkdtempSync(join(tmpdir(), 'palisade-shm-cluster-'));
@@ -113,15 +115,15 @@ function assertExactlyOnce(reports: Extract<FromChild, { type: 'done' }>[]): voi
 const shmSpec = (name: string, capacity: number): Extract<StoreSpec, { kind: 'shm' }> => ({ kind: 'shm', path: join(dir, name, 'state.shm'), capacity });
 
 test('shared memory: 4 processes claim the same 100,000 ids; each granted exactly once', async () => {
-  // Other entries expire all through the run, so slots turn from live to free while the children
-  // scan: the case where two processes could pick different slots for one id (Insert in
-  // native/shm-table.cc). The children work in step, so they really race for the same ids: with
-  // the 128-bit CAS replaced by a load-compare-store this test reports ids granted twice.
+  // The children work in step, so they really race for the same ids and the same first empty slot
+  // of each probe window (Claim in native/claim-store.cc): with the CAS replaced by a
+  // load-compare-store this test reports ids granted twice. The prefill of other claims in the
+  // same buckets makes windows crowded, so ids also race into later generations.
   const spec = shmSpec('claims', 1 << 19);
-  const task: ChildTask = { type: 'claim', ids: IDS, idPrefix: 'id-', inFlight: 1, sliceMs: 20, chunk: 2000 };
+  const task: ChildTask = { type: 'claim', ids: IDS, idPrefix: 'id-', inFlight: 1, sliceMs: 20, chunk: 2000, untilMs: UNTIL };
   const reports = await together(spec, task, async () => {
     const prefill = openSharedMemoryStore(spec.path, { capacity: spec.capacity });
-    for (let i = 0; i < 150_000; i++) prefill.claimOnceSync(`old-${i}`, 100 + (i % 1000));
+    for (let i = 0; i < 150_000; i++) prefill.claimOnceSync(`old-${i}`, UNTIL - (i % 1000));
     await prefill.close();
   });
   assertExactlyOnce(reports);
@@ -141,7 +143,7 @@ test('redis: 4 processes claim the same 100,000 ids; each granted exactly once',
   // In step, as for shared memory: the store sends a turn's claims as one command, so a child
   // running freely can claim all 100,000 ids before the others start (seen), and nothing races.
   const spec: StoreSpec = { kind: 'redis', url: REDIS_URL, keyPrefix: `${prefix}claims:` };
-  const reports = await together(spec, { type: 'claim', ids: IDS, idPrefix: 'id-', inFlight: 512, sliceMs: 40, chunk: 2000 });
+  const reports = await together(spec, { type: 'claim', ids: IDS, idPrefix: 'id-', inFlight: 512, sliceMs: 40, chunk: 2000, untilMs: UNTIL });
   assertExactlyOnce(reports);
 });
 
@@ -157,7 +159,7 @@ test('shared memory survives SIGKILL of processes mid-update: no id granted twic
   const limit = 500;
   const rule = `${limit}/1d`;
   const spec = shmSpec('chaos', 1 << 16);
-  const task: ChildTask = { type: 'chaos', ids, idPrefix: 'c-', key: 'hammered', rule };
+  const task: ChildTask = { type: 'chaos', ids, idPrefix: 'c-', key: 'hammered', rule, untilMs: UNTIL };
   const granted = new Map<number, number>(); // id -> times reported
   let allowed = 0;
   let hits = 0;
@@ -194,15 +196,15 @@ test('shared memory survives SIGKILL of processes mid-update: no id granted twic
   const store = openSharedMemoryStore(spec.path, { capacity: spec.capacity });
   const stats = store.occupancy();
   assert.equal(stats.live + stats.expired + stats.empty, spec.capacity);
-  assert.ok(stats.live >= granted.size, 'every reported grant is still in the table');
-  for (const id of granted.keys()) assert.equal(store.claimOnceSync(`c-${id}`, 600_000), false, `c-${id}`);
-  // Ids nobody holds are claimable now (or after the grace of a pending insert left by a kill);
+  for (const id of granted.keys()) assert.equal(store.claimOnceSync(`c-${id}`, UNTIL), false, `c-${id}`);
+  assert.ok(store.claimMemory().claims >= granted.size, 'every reported grant is still claimed');
+  // Ids nobody holds are claimable now (a kill leaves nothing half-done: a claim is one CAS);
   // after one pass, every id is held exactly once.
   await sleep(1100);
   let claimedNow = 0;
-  for (let i = 0; i < ids; i++) if (store.claimOnceSync(`c-${i}`, 600_000)) claimedNow++;
+  for (let i = 0; i < ids; i++) if (store.claimOnceSync(`c-${i}`, UNTIL)) claimedNow++;
   assert.ok(claimedNow <= ids - granted.size);
-  for (let i = 0; i < ids; i++) assert.equal(store.claimOnceSync(`c-${i}`, 600_000), false, `c-${i}`);
+  for (let i = 0; i < ids; i++) assert.equal(store.claimOnceSync(`c-${i}`, UNTIL), false, `c-${i}`);
   const window = store.peekSync('hammered', parseRateRule(rule));
   assert.ok(window.count >= hits, `window count ${window.count} < ${hits} reported hits`);
   assert.ok(hits < limit || (window.blockedUntil === 0 && !window.allowed), 'over the limit, no hold configured');

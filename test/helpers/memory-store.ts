@@ -11,7 +11,7 @@ import { PalisadeError, type ErrorCode } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import type { RateRule } from '../../src/parse.js';
 import {
-  checkKey, checkPenalty, checkRule, checkTtl, holdMs, STORE_LIMITS, type HitResult, type StateStore,
+  checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, STORE_LIMITS, type HitResult, type StateStore,
 } from '../../src/store/state-store.js';
 
 interface Window {
@@ -29,10 +29,11 @@ export interface MemoryStoreOptions {
 export class MemoryStore implements StateStore {
   readonly kind = 'shared-memory' as const;
   readonly claims = new Map<string, number>();
+  readonly seen = new Map<string, number>();
   readonly windows = new Map<string, Window>();
   readonly penalties = new Map<string, { score: number; expiry: number }>();
   /** Calls made, by method name (tests assert "no store call at all"). */
-  readonly calls = { claimOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0 };
+  readonly calls = { claimOnce: 0, seenOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0 };
   /** When set, every call rejects with PalisadeError(failWith). */
   failWith: ErrorCode | null = null;
   #now: () => number;
@@ -42,14 +43,26 @@ export class MemoryStore implements StateStore {
     this.#now = options.now ?? Date.now;
   }
 
-  claimOnce(id: string, ttlMs: number): Promise<boolean> {
+  claimOnce(id: string, untilMs: number): Promise<boolean> {
     return this.#run('claimOnce', () => {
       checkKey('id', id);
-      checkTtl(ttlMs);
       const now = this.#now();
+      checkUntil(untilMs, now);
       const expiry = this.claims.get(id);
       if (expiry !== undefined && expiry > now) return false;
-      this.claims.set(id, now + ttlMs);
+      this.claims.set(id, untilMs);
+      return true;
+    });
+  }
+
+  seenOnce(key: string, ttlMs: number): Promise<boolean> {
+    return this.#run('seenOnce', () => {
+      checkKey('key', key);
+      checkTtl(ttlMs);
+      const now = this.#now();
+      const expiry = this.seen.get(key);
+      if (expiry !== undefined && expiry > now) return false;
+      this.seen.set(key, now + ttlMs);
       return true;
     });
   }

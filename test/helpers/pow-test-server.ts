@@ -15,14 +15,14 @@ import type { Handler, RequestContext } from '../../src/http/types.js';
 import type { ApiKey } from '../../src/keys/types.js';
 import { sameSecret } from '../../src/routes/verify-signature.js';
 
-/** claimOnce over a Map: true once per id until its TTL passes. */
-export function memoryClaimOnce(): ((id: string, ttlMs: number) => Promise<boolean>) & { readonly size: () => number } {
+/** claimOnce over a Map: true once per id until its moment passes. */
+export function memoryClaimOnce(): ((id: string, untilMs: number) => Promise<boolean>) & { readonly size: () => number } {
   const claims = new Map<string, number>();
-  const claimOnce = async (id: string, ttlMs: number): Promise<boolean> => {
+  const claimOnce = async (id: string, untilMs: number): Promise<boolean> => {
     const now = Date.now();
     const until = claims.get(id);
     if (until !== undefined && until > now) return false;
-    claims.set(id, now + ttlMs);
+    claims.set(id, untilMs);
     return true;
   };
   return Object.assign(claimOnce, { size: () => claims.size });

@@ -15,11 +15,13 @@ export type StoreSpec =
 export type ChildTask =
   | {
     readonly type: 'claim'; readonly ids: number; readonly idPrefix: string; readonly inFlight: number;
+    /** The claims' moment (epoch ms), the same in every child: a claim's moment comes with its id. */
+    readonly untilMs: number;
     /** 0: run freely; else claim `chunk` ids per time slice of this length, all children in step. */
     readonly sliceMs: number; readonly chunk: number;
   }
   | { readonly type: 'hit'; readonly key: string; readonly rule: string; readonly hits: number }
-  | { readonly type: 'chaos'; readonly ids: number; readonly idPrefix: string; readonly key: string; readonly rule: string };
+  | { readonly type: 'chaos'; readonly ids: number; readonly idPrefix: string; readonly key: string; readonly rule: string; readonly untilMs: number };
 
 export type ToChild = { type: 'open'; store: StoreSpec; task: ChildTask } | { type: 'go'; at: number } | { type: 'stop' };
 
@@ -74,7 +76,7 @@ async function claimAll(t: Extract<ChildTask, { type: 'claim' }>): Promise<void>
   const worker = async () => {
     while (next < end) {
       const i = next++;
-      if (await store!.claimOnce(`${t.idPrefix}${i}`, 600_000)) {
+      if (await store!.claimOnce(`${t.idPrefix}${i}`, t.untilMs)) {
         bitmap[i >> 3]! |= 1 << (i & 7);
         granted++;
       }
@@ -110,7 +112,7 @@ async function chaos(t: Extract<ChildTask, { type: 'chaos' }>): Promise<void> {
   while (!stopping) {
     for (let n = 0; n < 64; n++) {
       const i = Math.floor(Math.random() * t.ids);
-      if (shm.claimOnceSync(`${t.idPrefix}${i}`, 600_000)) ids.push(i);
+      if (shm.claimOnceSync(`${t.idPrefix}${i}`, t.untilMs)) ids.push(i);
       if (shm.hitSync(t.key, rule).allowed) allowed++;
       hits++;
       shm.addPenaltySync(t.key, 1, 600_000);

@@ -25,6 +25,10 @@ export function storeConformance(name: string, open: () => Promise<StateStore>, 
     // Every id and key is unique to this run, so reruns against a persistent store start clean.
     const run = randomBytes(6).toString('hex');
     const id = (s: string) => `${run}:${s}`;
+    // Claims take an epoch-ms moment, not a TTL, and the same id always comes with the same moment
+    // (the shared-memory store files a claim by it): one moment, half an hour ahead, for the run.
+    const later = Date.now() + 30 * 60_000;
+    const soon = () => later;
 
     before(async () => {
       store = await open();
@@ -34,20 +38,20 @@ export function storeConformance(name: string, open: () => Promise<StateStore>, 
     });
 
     test('claimOnce answers true once, then false', async () => {
-      assert.equal(await store.claimOnce(id('once'), 60_000), true);
-      assert.equal(await store.claimOnce(id('once'), 60_000), false);
-      assert.equal(await store.claimOnce(id('once'), 60_000), false);
+      assert.equal(await store.claimOnce(id('once'), soon()), true);
+      assert.equal(await store.claimOnce(id('once'), soon()), false);
+      assert.equal(await store.claimOnce(id('once'), soon()), false);
     });
 
     test('claimOnce: concurrent claims of one id grant it exactly once', async () => {
-      const results = await Promise.all(Array.from({ length: 200 }, () => store.claimOnce(id('race'), 60_000)));
+      const results = await Promise.all(Array.from({ length: 200 }, () => store.claimOnce(id('race'), soon())));
       assert.equal(results.filter(Boolean).length, 1);
     });
 
     test('claimOnce: distinct ids are independent, including near-identical ones', async () => {
       const ids = ['a', 'A', 'a ', ' a', 'a\n', 'b', 'ab', 'ba', '0', '00', 'é', 'e\u0301'].map(id);
-      for (const x of ids) assert.equal(await store.claimOnce(x, 60_000), true, JSON.stringify(x));
-      for (const x of ids) assert.equal(await store.claimOnce(x, 60_000), false, JSON.stringify(x));
+      for (const x of ids) assert.equal(await store.claimOnce(x, soon()), true, JSON.stringify(x));
+      for (const x of ids) assert.equal(await store.claimOnce(x, soon()), false, JSON.stringify(x));
     });
 
     test('claimOnce: ids of any length and any Unicode, lone surrogates kept apart', async () => {
@@ -56,8 +60,8 @@ export function storeConformance(name: string, open: () => Promise<StateStore>, 
         '', '日本語の識別子', '😀', '\u{1F600}\u{1F601}', '\uD800', '\uD801', '\uDC00', '\uD800x', 'x\uD800',
         long, `${long}y`, `${long}z`, 'y'.repeat(199), 'y'.repeat(200), 'y'.repeat(201), 'y'.repeat(255), 'y'.repeat(256),
       ];
-      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, 60_000), true, `first ${x.length}`);
-      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, 60_000), false, `second ${x.length}`);
+      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, soon()), true, `first ${x.length}`);
+      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, soon()), false, `second ${x.length}`);
     });
 
     test('claimOnce: hostile ids (NUL, glob and hash-tag characters, CRLF, protocol text) are plain ids', async () => {
@@ -65,27 +69,39 @@ export function storeConformance(name: string, open: () => Promise<StateStore>, 
         'a\0b', 'a\0c', 'a', '\0', '\0\0', '*', '?', '[a-z]', '{tag}', '{tag}x', '\r\n', 'x\r\nSET y 1\r\n',
         '*3\r\n$3\r\nSET\r\n', 'c:x', 'c#x', 'p:x', `${'\u0000'.repeat(1000)}`, '%s%n', '../../etc/passwd',
       ];
-      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, 60_000), true, JSON.stringify(x));
-      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, 60_000), false, JSON.stringify(x));
+      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, soon()), true, JSON.stringify(x));
+      for (const x of ids) assert.equal(await store.claimOnce(`${run}${x}`, soon()), false, JSON.stringify(x));
     });
 
-    test('claimOnce: an id is claimable again once its TTL has passed', async () => {
-      assert.equal(await store.claimOnce(id('ttl'), 30), true);
+    test('claimOnce: an id is claimable again once its moment has passed', async () => {
+      assert.equal(await store.claimOnce(id('ttl'), Date.now() + 30), true);
       await sleep(120);
-      assert.equal(await store.claimOnce(id('ttl'), 60_000), true);
-      assert.equal(await store.claimOnce(id('ttl'), 60_000), false);
+      assert.equal(await store.claimOnce(id('ttl'), soon()), true);
+      assert.equal(await store.claimOnce(id('ttl'), soon()), false);
     });
 
-    test('claimOnce: the largest TTL is accepted; bad ids and TTLs are refused', async () => {
-      assert.equal(await store.claimOnce(id('maxttl'), STORE_LIMITS.maxTtlMs), true);
-      assert.equal(await store.claimOnce(id('maxttl'), 1), false);
-      for (const ttl of [0, -1, 1.5, Number.NaN, Infinity, STORE_LIMITS.maxTtlMs + 1, '100' as unknown as number]) {
-        await assert.rejects(store.claimOnce(id('badttl'), ttl), RangeError, String(ttl));
-      }
-      await assert.rejects(store.claimOnce(42 as unknown as string, 1000), TypeError);
-      await assert.rejects(store.claimOnce(undefined as unknown as string, 1000), TypeError);
+    test('claimOnce: the farthest moment is accepted; bad ids and moments are refused', async () => {
+      const far = Date.now() + STORE_LIMITS.maxTtlMs - 60_000;
+      assert.equal(await store.claimOnce(id('maxttl'), far), true);
+      assert.equal(await store.claimOnce(id('maxttl'), far), false);
+      const now = Date.now();
+      const bad = [0, -1, 1.5, Number.NaN, Infinity, now - 1_000, now + STORE_LIMITS.maxTtlMs + 60_000, '100' as unknown as number, now + 0.5];
+      for (const until of bad) await assert.rejects(store.claimOnce(id('badttl'), until), RangeError, String(until));
+      await assert.rejects(store.claimOnce(42 as unknown as string, soon()), TypeError);
+      await assert.rejects(store.claimOnce(undefined as unknown as string, soon()), TypeError);
       // nothing was stored by the refused calls
-      assert.equal(await store.claimOnce(id('badttl'), 60_000), true);
+      assert.equal(await store.claimOnce(id('badttl'), soon()), true);
+    });
+
+    test('seenOnce: true the first time within its TTL, then false; claims and first-seen keys are apart', async () => {
+      assert.equal(await store.seenOnce(id('seen'), 60_000), true);
+      assert.equal(await store.seenOnce(id('seen'), 60_000), false);
+      assert.equal(await store.claimOnce(id('seen'), soon()), true, 'a claim of the same text is separate');
+      assert.equal(await store.seenOnce(id('seen-ttl'), 30), true);
+      await sleep(120);
+      assert.equal(await store.seenOnce(id('seen-ttl'), 60_000), true);
+      for (const ttl of [0, -1, 1.5, STORE_LIMITS.maxTtlMs + 1]) await assert.rejects(store.seenOnce(id('seen-bad'), ttl), RangeError, String(ttl));
+      await assert.rejects(store.seenOnce(7 as unknown as string, 1000), TypeError);
     });
 
     test('hit: count, remaining and allowed are exact within a window; then denied', async () => {
@@ -110,7 +126,7 @@ export function storeConformance(name: string, open: () => Promise<StateStore>, 
       assert.equal((await store.hit(id('k1'), day)).count, 2);
       assert.equal((await store.hit(id('k2'), day)).count, 1);
       assert.equal((await store.hit(id('k1'), hour)).count, 1, 'another window length is another counter');
-      assert.equal(await store.claimOnce(id('k1'), 60_000), true, 'a claim of the same text is separate');
+      assert.equal(await store.claimOnce(id('k1'), soon()), true, 'a claim of the same text is separate');
       assert.equal(await store.penalty(id('k1')), 0);
       assert.equal((await store.hit(id('k1'), day)).count, 3);
     });

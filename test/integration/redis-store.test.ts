@@ -9,6 +9,7 @@ import { openRedisStore, type StoreLogger } from '../../src/store/redis-store.js
 import { startHungRedis, startThrowawayRedis, type ThrowawayRedis } from '../helpers/redis-server.js';
 import { REDIS_URL, requireService } from '../helpers/services.js';
 import { storeConformance } from '../helpers/store-conformance.js';
+import { report, waitFor } from '../reliability/harness.js';
 
 const skip = !(await requireService('redis'));
 const prefix = `palisade-test-${randomBytes(6).toString('hex')}:`;
@@ -45,15 +46,18 @@ function captureLogger(): { logger: StoreLogger; lines: Logged[] } {
   };
 }
 
+/** One claim moment for the file (a claim's moment comes with its id, as a challenge's expiry does). */
+const LATER = Date.now() + 30 * 60_000;
+
 storeConformance('RedisStore', () => openRedisStore(REDIS_URL, { keyPrefix: prefix, logger: captureLogger().logger }), { skip });
 
 test('keys: prefixed, kind-separated, TTLs set; long ids and lone surrogates are hashed', { skip }, async () => {
   const store = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}layout:`, logger: captureLogger().logger });
   const raw = new Redis(REDIS_URL);
   try {
-    assert.equal(await store.claimOnce('abc', 60_000), true);
-    const pttl = await raw.pttl(`${prefix}layout:c:abc`);
-    assert.ok(pttl > 0 && pttl <= 60_000, String(pttl));
+    assert.equal(await store.claimOnce('abc', LATER), true);
+    // Kept until the claim's moment, to the millisecond (SET … PXAT).
+    assert.equal(Number(await raw.call('PEXPIRETIME', `${prefix}layout:c:abc`)), LATER);
     assert.equal(await raw.get(`${prefix}layout:c:abc`), '1');
     await store.hit('ip:1.2.3.4', parseRateRule('3/1m'));
     assert.match((await raw.get(`${prefix}layout:r60000:ip:1.2.3.4`))!, /^0:\d+:1$/);
@@ -61,8 +65,8 @@ test('keys: prefixed, kind-separated, TTLs set; long ids and lone surrogates are
     assert.equal(await raw.get(`${prefix}layout:p:ip:1.2.3.4`), '4');
     const ppttl = await raw.pttl(`${prefix}layout:p:ip:1.2.3.4`);
     assert.ok(ppttl > 0 && ppttl <= 30_000);
-    await store.claimOnce('z'.repeat(201), 60_000);
-    await store.claimOnce('\uD800', 60_000);
+    await store.claimOnce('z'.repeat(201), LATER);
+    await store.claimOnce('\uD800', LATER);
     const keys = (await raw.keys(`${prefix}layout:*`)).sort();
     assert.equal(keys.length, 5);
     assert.equal(keys.filter((k) => /^.*layout:c#[A-Za-z0-9_-]{43}$/.test(k)).length, 2, keys.join(' '));
@@ -112,12 +116,12 @@ test('claims and hits of one event-loop turn go to Redis as one command each, in
   const rule = parseRateRule('2/1m');
   try {
     // Load both scripts (the first call of a script may go as EVALSHA, then EVAL).
-    await Promise.all([store.claimOnce('warm-1', 60_000), store.claimOnce('warm-2', 60_000), store.hit('warm', rule)]);
+    await Promise.all([store.claimOnce('warm-1', LATER), store.claimOnce('warm-2', LATER), store.hit('warm', rule)]);
     await sleep(100);
     seen.length = 0;
 
     const [claims, hits, reads] = await Promise.all([
-      Promise.all([store.claimOnce('x1', 60_000), store.claimOnce('x2', 30_000), store.claimOnce('x1', 60_000)]),
+      Promise.all([store.claimOnce('x1', LATER), store.claimOnce('x2', LATER), store.claimOnce('x1', LATER)]),
       Promise.all([store.hit('h', rule), store.hit('h', rule), store.hit('other', rule), store.hit('h', rule)]),
       Promise.all([store.penalty('p1'), store.penalty('p2')]),
     ]);
@@ -127,15 +131,14 @@ test('claims and hits of one event-loop turn go to Redis as one command each, in
     assert.deepEqual(reads, [0, 0]);
     await sleep(100); // MONITOR lines arrive after the replies
     assert.deepEqual(seen.map((a) => [a[0]!.toLowerCase(), a[2]]), [['evalsha', '4'], ['evalsha', '3'], ['mget', `${prefix}turn:p:p2`]], JSON.stringify(seen));
-    assert.deepEqual(seen[1]!.slice(3), [...['x1', 'x2', 'x1'].map((k) => `${prefix}turn:c:${k}`), '60000', '30000', '60000']);
-    const ttl = await raw.pttl(`${prefix}turn:c:x2`);
-    assert.ok(ttl > 0 && ttl <= 30_000, String(ttl));
+    assert.deepEqual(seen[1]!.slice(3), [...['x1', 'x2', 'x1'].map((k) => `${prefix}turn:c:${k}`), 'PXAT', String(LATER), 'PXAT', String(LATER), 'PXAT', String(LATER)]);
+    assert.equal(Number(await raw.call('PEXPIRETIME', `${prefix}turn:c:x2`)), LATER);
 
     // 1,201 claims in one turn: three commands of at most 500 keys; every id claimed exactly once.
     seen.length = 0;
     const ids = Array.from({ length: 1201 }, (_, i) => `big-${i}`);
-    assert.deepEqual(await Promise.all(ids.map((id) => store.claimOnce(id, 60_000))), Array(1201).fill(true));
-    assert.deepEqual(await Promise.all(ids.map((id) => store.claimOnce(id, 60_000))), Array(1201).fill(false));
+    assert.deepEqual(await Promise.all(ids.map((id) => store.claimOnce(id, LATER))), Array(1201).fill(true));
+    assert.deepEqual(await Promise.all(ids.map((id) => store.claimOnce(id, LATER))), Array(1201).fill(false));
     await sleep(200);
     assert.deepEqual(seen.map((a) => Number(a[2])), [500, 500, 201, 500, 500, 201]);
   } finally {
@@ -150,15 +153,15 @@ test('unreachable Redis: every operation rejects with STORE_UNAVAILABLE, quickly
   const started = Date.now();
   const store = await openRedisStore('redis://127.0.0.1:1', { connectTimeout: 500, commandTimeout: 300, logger });
   try {
-    await assert.rejects(store.claimOnce('x', 1000), { code: 'STORE_UNAVAILABLE', statusCode: 503 });
-    await assert.rejects(store.claimOnce('x', 1000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.claimOnce('x', LATER), { code: 'STORE_UNAVAILABLE', statusCode: 503 });
+    await assert.rejects(store.claimOnce('x', LATER), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.hit('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.peek('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.addPenalty('k', 1, 1000), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
     const batch = await Promise.allSettled([store.penalty('k1'), store.penalty('k2'), store.penalty('k3')]);
     assert.deepEqual(batch.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(3).fill('STORE_UNAVAILABLE'));
-    const scripts = await Promise.allSettled([store.claimOnce('y1', 1000), store.claimOnce('y2', 1000), store.hit('k1', parseRateRule('1/1m')), store.hit('k2', parseRateRule('1/1m'))]);
+    const scripts = await Promise.allSettled([store.claimOnce('y1', LATER), store.claimOnce('y2', LATER), store.hit('k1', parseRateRule('1/1m')), store.hit('k2', parseRateRule('1/1m'))]);
     assert.deepEqual(scripts.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(4).fill('STORE_UNAVAILABLE'));
     assert.equal(await store.ping(), false);
     // Bounded by the timeouts, not by retries; generous for a loaded machine.
@@ -176,7 +179,7 @@ test('a hung Redis: commands reject with STORE_UNAVAILABLE after commandTimeout'
   try {
     assert.equal(await store.ping(), true, 'the handshake completed');
     const started = Date.now();
-    await assert.rejects(store.claimOnce('x', 1000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.claimOnce('x', LATER), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.hit('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
     await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
     assert.ok(Date.now() - started >= 190 * 3 - 30, 'each waited for its timeout');
@@ -184,7 +187,7 @@ test('a hung Redis: commands reject with STORE_UNAVAILABLE after commandTimeout'
     assert.deepEqual(batch.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), ['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE']);
     // Batched claims and hits (one script each for the turn) fail together, never true.
     const rule = parseRateRule('1/1m');
-    const scripts = await Promise.allSettled([store.claimOnce('y1', 1000), store.claimOnce('y2', 1000), store.hit('k1', rule), store.hit('k2', rule)]);
+    const scripts = await Promise.allSettled([store.claimOnce('y1', LATER), store.claimOnce('y2', LATER), store.hit('k1', rule), store.hit('k2', rule)]);
     assert.deepEqual(scripts.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(4).fill('STORE_UNAVAILABLE'));
   } finally {
     await store.close();
@@ -192,29 +195,116 @@ test('a hung Redis: commands reject with STORE_UNAVAILABLE after commandTimeout'
   }
 });
 
-test('eviction policy: a loud warning unless maxmemory-policy is noeviction', async () => {
+test('eviction policy: start-up is refused unless maxmemory-policy is noeviction; REDIS_ALLOW_EVICTION goes on with a warning', async () => {
   const server = await startThrowawayRedis(['--maxmemory-policy', 'allkeys-lru']);
   throwaways.push(server);
   const raw = new Redis(server.url);
   try {
-    for (const policy of ['allkeys-lru', 'volatile-lru', 'volatile-ttl', 'noeviction']) {
+    for (const policy of ['allkeys-lru', 'volatile-lru', 'volatile-ttl', 'allkeys-random', 'noeviction']) {
       await raw.config('SET', 'maxmemory-policy', policy);
-      const { logger, lines } = captureLogger();
-      const store = await openRedisStore(server.url, { logger });
-      const warnings = lines.filter((l) => l.level === 'warn');
+      const refused = captureLogger();
       if (policy === 'noeviction') {
-        assert.deepEqual(warnings, [], policy);
-      } else {
-        assert.equal(warnings.length, 1, policy);
-        assert.deepEqual(warnings[0]!.obj, { maxmemoryPolicy: policy });
-        assert.match(warnings[0]!.msg, new RegExp(`maxmemory-policy is "${policy}"`));
-        assert.match(warnings[0]!.msg, /used-challenge/);
-        assert.match(warnings[0]!.msg, /noeviction/);
+        const store = await openRedisStore(server.url, { logger: refused.logger });
+        assert.deepEqual(refused.lines.filter((l) => l.level !== 'info'), [], policy);
+        assert.equal(await store.claimOnce(`ok-${policy}`, LATER), true);
+        await store.close();
+        continue;
       }
+      await assert.rejects(openRedisStore(server.url, { logger: refused.logger }), (err: Error) => {
+        assert.match(err.message, new RegExp(`maxmemory-policy is "${policy}"`));
+        assert.match(err.message, /used-challenge/);
+        assert.match(err.message, /noeviction/);
+        assert.match(err.message, /REDIS_ALLOW_EVICTION=1/);
+        return true;
+      }, policy);
+      const allowed = captureLogger();
+      const store = await openRedisStore(server.url, { logger: allowed.logger, allowEviction: true });
+      const warnings = allowed.lines.filter((l) => l.level === 'warn');
+      assert.equal(warnings.length, 1, policy);
+      assert.deepEqual(warnings[0]!.obj, { maxmemoryPolicy: policy });
+      assert.equal(await store.claimOnce(`opt-out-${policy}`, LATER), true, 'the opt-out serves claims');
       await store.close();
     }
+    // A server switched to an evicting policy after start-up: claims answer 503 after the next
+    // reconnection instead of trusting keys Redis may drop.
+    await raw.config('SET', 'maxmemory-policy', 'noeviction');
+    const { logger, lines } = captureLogger();
+    const store = await openRedisStore(server.url, { logger });
+    await raw.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    await raw.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await waitFor('the policy check after reconnecting', () => lines.some((l) => l.level === 'error' && /maxmemory-policy is "allkeys-lru"/.test(l.msg)), 10_000);
+    await assert.rejects(store.claimOnce('after-switch', LATER), { code: 'STORE_UNAVAILABLE' });
+    await store.close();
   } finally {
     await raw.quit();
+  }
+});
+
+test('a full Redis (maxmemory, noeviction) answers 503 for claims, never a second "claimed"; soft keys carry TTLs', async () => {
+  const server = await startThrowawayRedis(['--maxmemory', '3mb', '--maxmemory-policy', 'noeviction']);
+  throwaways.push(server);
+  const { logger } = captureLogger();
+  const store = await openRedisStore(server.url, { logger });
+  const raw = new Redis(server.url);
+  try {
+    // Bytes per claim key, as Redis counts them (key, value, expiry and the dict entry).
+    assert.equal(await store.claimOnce('pow2:0123456789abcdef0123456789abcdef', LATER), true);
+    const bytes = Number(await raw.call('MEMORY', 'USAGE', 'palisade:c:pow2:0123456789abcdef0123456789abcdef'));
+    report('redis claim key', `${bytes} bytes by MEMORY USAGE for a v2 claim (prefix palisade:, 32-hex nonce)`);
+    assert.ok(bytes > 0 && bytes <= 128, String(bytes));
+    // Fill Redis with claims until it refuses writes.
+    const granted: string[] = [];
+    let refused = 0;
+    for (let batch = 0; refused === 0 && batch < 200; batch++) {
+      const ids = Array.from({ length: 500 }, (_, i) => `fill-${batch}-${i}`);
+      const results = await Promise.allSettled(ids.map((id) => store.claimOnce(id, LATER)));
+      results.forEach((r, i) => {
+        if (r.status === 'fulfilled') {
+          assert.equal(r.value, true);
+          granted.push(ids[i]!);
+        } else {
+          assert.equal((r.reason as { code?: string }).code, 'STORE_UNAVAILABLE');
+          refused++;
+        }
+      });
+    }
+    assert.ok(refused > 0, 'Redis reached maxmemory');
+    // Full: a new claim is refused with 503, and a replay of any granted one is still refused,
+    // never answered "claimed" (nothing was evicted).
+    const more = await Promise.allSettled(Array.from({ length: 200 }, (_, i) => store.claimOnce(`new-while-full-${i}`, LATER)));
+    for (const r of more) {
+      if (r.status === 'fulfilled') assert.equal(r.value, true);
+      else assert.equal((r.reason as { code?: string }).code, 'STORE_UNAVAILABLE');
+    }
+    assert.ok(more.some((r) => r.status === 'rejected'), 'a full Redis refuses new claims with 503');
+    let replaysAccepted = 0;
+    for (const id of granted.slice(0, 2000)) {
+      const r = await store.claimOnce(id, LATER).catch((err: { code?: string }) => err.code);
+      if (r === true) replaysAccepted++;
+      else assert.ok(r === false || r === 'STORE_UNAVAILABLE', String(r));
+    }
+    assert.equal(replaysAccepted, 0);
+    for (const id of granted.slice(0, 50)) assert.equal(await raw.exists(`palisade:c:${id}`), 1, 'nothing was evicted');
+  } finally {
+    await raw.quit();
+    await store.close();
+  }
+  // Soft state: every key has a TTL (a flood of addresses cannot grow Redis without bound).
+  const soft = await openRedisStore(server.url, { logger, keyPrefix: 'soft:' });
+  const raw2 = new Redis(server.url);
+  try {
+    await raw2.flushall();
+    await soft.hit('ip:192.0.2.1', parseRateRule('10/1m'));
+    await soft.addPenalty('ip:192.0.2.1', 2, 30_000);
+    assert.equal(await soft.seenOnce('hdr|ip:192.0.2.1|dev', 30_000), true);
+    for (const key of await raw2.keys('soft:*')) {
+      const ttl = await raw2.pttl(key);
+      assert.ok(ttl > 0 && ttl <= 60_000, `${key}: ${ttl}`);
+    }
+    assert.equal((await raw2.keys('soft:*')).length, 3);
+  } finally {
+    await raw2.quit();
+    await soft.close();
   }
 });
 
@@ -224,10 +314,10 @@ test('Redis killed and restarted: STORE_UNAVAILABLE meanwhile, then service resu
   const { logger } = captureLogger();
   const store = await openRedisStore(server.url, { commandTimeout: 500, connectTimeout: 500, logger });
   try {
-    assert.equal(await store.claimOnce('before', 60_000), true);
+    assert.equal(await store.claimOnce('before', LATER), true);
     await server.kill();
-    await assert.rejects(store.claimOnce('during', 60_000), { code: 'STORE_UNAVAILABLE' });
-    await assert.rejects(store.claimOnce('before', 60_000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.claimOnce('during', LATER), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.claimOnce('before', LATER), { code: 'STORE_UNAVAILABLE' });
     assert.equal(await store.ping(), false);
     await server.restart();
     let up = false;
@@ -236,8 +326,8 @@ test('Redis killed and restarted: STORE_UNAVAILABLE meanwhile, then service resu
       if (!up) await sleep(100);
     }
     assert.equal(up, true, 'reconnected');
-    assert.equal(await store.claimOnce('during', 60_000), true);
-    assert.equal(await store.claimOnce('during', 60_000), false);
+    assert.equal(await store.claimOnce('during', LATER), true);
+    assert.equal(await store.claimOnce('during', LATER), false);
   } finally {
     await store.close();
   }
@@ -251,7 +341,7 @@ test('Redis down at start: the store opens anyway and serves once Redis is up', 
   const store = await openRedisStore(server.url, { commandTimeout: 500, connectTimeout: 500, logger });
   try {
     assert.equal(await store.ping(), false);
-    await assert.rejects(store.claimOnce('late', 60_000), { code: 'STORE_UNAVAILABLE' });
+    await assert.rejects(store.claimOnce('late', LATER), { code: 'STORE_UNAVAILABLE' });
     assert.ok(lines.some((l) => l.level === 'error'));
     await server.restart();
     let up = false;
@@ -260,8 +350,8 @@ test('Redis down at start: the store opens anyway and serves once Redis is up', 
       if (!up) await sleep(100);
     }
     assert.equal(up, true, 'connected once Redis came up');
-    assert.equal(await store.claimOnce('late', 60_000), true);
-    assert.equal(await store.claimOnce('late', 60_000), false);
+    assert.equal(await store.claimOnce('late', LATER), true);
+    assert.equal(await store.claimOnce('late', LATER), false);
   } finally {
     await store.close();
   }
@@ -290,9 +380,9 @@ test('two key prefixes are two separate stores', { skip }, async () => {
   const a = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}a:`, logger: captureLogger().logger });
   const b = await openRedisStore(REDIS_URL, { keyPrefix: `${prefix}b:`, logger: captureLogger().logger });
   try {
-    assert.equal(await a.claimOnce('same', 60_000), true);
-    assert.equal(await b.claimOnce('same', 60_000), true);
-    assert.equal(await a.claimOnce('same', 60_000), false);
+    assert.equal(await a.claimOnce('same', LATER), true);
+    assert.equal(await b.claimOnce('same', LATER), true);
+    assert.equal(await a.claimOnce('same', LATER), false);
   } finally {
     await a.close();
     await b.close();
@@ -306,8 +396,8 @@ test('createStateStore with a Redis URL opens the Redis store', { skip }, async 
   });
   try {
     assert.equal(store.kind, 'redis');
-    assert.equal(await store.claimOnce('f', 1000), true);
-    assert.equal(await store.claimOnce('f', 1000), false);
+    assert.equal(await store.claimOnce('f', LATER), true);
+    assert.equal(await store.claimOnce('f', LATER), false);
   } finally {
     await store.close();
   }

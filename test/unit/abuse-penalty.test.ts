@@ -72,9 +72,9 @@ test('header entropy: combinations beyond HEADER_ENTROPY_MAX_ENTRIES earn one po
   assert.equal(await entropy.observe(ua(4)), 1);
   assert.equal(await penalties.score('192.0.2.1'), 2);
   // Seen combinations cost nothing more, not even a store call (per-worker memory).
-  const calls = store.calls.claimOnce;
+  const calls = store.calls.seenOnce;
   for (let i = 0; i < 5; i++) assert.equal(await entropy.observe(ua(i)), 0);
-  assert.equal(store.calls.claimOnce, calls);
+  assert.equal(store.calls.seenOnce, calls);
   // Another IP has its own count.
   for (let i = 0; i < 3; i++) assert.equal(await entropy.observe({ ip: '192.0.2.2', headers: { 'user-agent': `bot/${i}` } }), 0);
 });

@@ -22,26 +22,31 @@ function dataDir(): string {
   return dir;
 }
 
-test('state: live, expired and never-used slots of the table, as JSON and as text with a warning past half', async () => {
+test('state: live, expired and never-used slots of the table and the claims, as JSON and as text with a warning past half', async () => {
   const dir = dataDir();
   try {
     const store = openSharedMemoryStore(join(dir, 'db', 'state.shm'), { capacity: 1024 });
-    for (let i = 0; i < 600; i++) assert.equal(store.claimOnceSync(`claim-${i}`, 60_000), true);
-    assert.equal(store.claimOnceSync('short-lived', 1), true);
+    for (let i = 0; i < 600; i++) assert.equal(store.seenOnceSync(`seen-${i}`, 60_000), true);
+    assert.equal(store.seenOnceSync('short-lived', 1), true);
+    const until = Date.now() + 10 * 60_000;
+    for (let i = 0; i < 300; i++) assert.equal(store.claimOnceSync(`claim-${i}`, until), true);
     await new Promise((r) => setTimeout(r, 20));
     await store.close();
 
-    const env = { STATE_STORE_CAPACITY: '1024' };
+    const env = { STATE_STORE_CAPACITY: '1024', STATE_STORE_MAX_MEMORY: '1MB' };
     const json = await cli(['--data-dir', dir, '--json', 'state'], env);
     assert.equal(json.code, 0, json.err);
     assert.deepEqual(JSON.parse(json.out), {
       path: join(dir, 'db', 'state.shm'), capacity: 1024, live: 600, expired: 1, empty: 423, load: 600 / 1024,
+      // One bucket: one first segment of the smallest size, 4,096 slots of 8 bytes and a 64-byte header.
+      claims: { claims: 300, buckets: 1, segments: 1, bytes: 64 + 4096 * 8, maxBytes: 1024 * 1024 },
     });
 
     const text = await cli(['--data-dir', dir, 'state'], env);
     assert.equal(text.code, 0, text.err);
     assert.match(text.out, /^live: {7}600 \(58\.6 %\)$/m);
     assert.match(text.out, /^expired: {4}1 \(0\.1 %, reusable\)$/m);
+    assert.match(text.out, /^claims: {5}300 used challenges in 1 buckets, 0\.0 MB of 1\.0 MB \(STATE_STORE_MAX_MEMORY\)$/m);
     assert.match(text.out, /More than half the slots are live/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -52,7 +57,7 @@ test('state: a table below half says nothing more', async () => {
   const dir = dataDir();
   try {
     const store = openSharedMemoryStore(join(dir, 'db', 'state.shm'), { capacity: 1024 });
-    for (let i = 0; i < 10; i++) store.claimOnceSync(`claim-${i}`, 60_000);
+    for (let i = 0; i < 10; i++) store.seenOnceSync(`seen-${i}`, 60_000);
     await store.close();
     const text = await cli(['--data-dir', dir, 'state'], { STATE_STORE_CAPACITY: '1024' });
     assert.equal(text.code, 0, text.err);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import {
-  authorizeBrowser, authorizeServer, createPlanLimitCheck, SIGNATURE_SALT_TTL_MS, type ClaimSalt,
+  authorizeBrowser, authorizeServer, createPlanLimitCheck, SIGNATURE_SALT_WINDOW_MS, type ClaimSalt,
 } from '../../src/keys/authorize.js';
 import { createKeyCache } from '../../src/keys/key-cache.js';
 import type { ApiKey } from '../../src/keys/types.js';
@@ -76,9 +76,9 @@ function signedRequest(o: {
 
 function claims(): ClaimSalt & { seen: Map<string, number> } {
   const seen = new Map<string, number>();
-  const fn = (async (id: string, ttl: number) => {
+  const fn = (async (id: string, until: number) => {
     if (seen.has(id)) return false;
-    seen.set(id, ttl);
+    seen.set(id, until);
     return true;
   }) as ClaimSalt & { seen: Map<string, number> };
   fn.seen = seen;
@@ -107,9 +107,11 @@ test('server: HMAC-signed request accepted once; each tampered part is refused',
   const claim = claims();
   const ok = signedRequest({ query: 'a=1&b=2' });
   assert.equal((await authorizeServer(ok, cache, claim)).id, OPEN.id);
-  const [[claimId, ttl]] = [...claim.seen];
-  assert.equal(claimId, `hmac:${OPEN.id}:${ok.headers['x-hmac-signature-salt']}`);
-  assert.equal(ttl, SIGNATURE_SALT_TTL_MS);
+  const [[claimId, until]] = [...claim.seen];
+  const salt = ok.headers['x-hmac-signature-salt']!;
+  assert.equal(claimId, `hmac:${OPEN.id}:${salt}`);
+  // Kept until the salt's own window closes plus the clock-skew margin: a moment the salt names.
+  assert.equal(until, Number(salt.split('.')[0]) * 1000 + SIGNATURE_SALT_WINDOW_MS + 60_000);
   await assert.rejects(authorizeServer(ok, cache, claim), { code: 'SIGNATURE_SALT_REUSED' });
 
   assert.equal((await authorizeServer(signedRequest({ method: 'GET', path: '/usage', query: 'month=2024-01', body: '' }), cache, claim)).id, OPEN.id);

@@ -76,7 +76,7 @@ test('the state table gauges: the live share of the table, its capacity, the hig
   const dir = mkdtempSync(join(tmpdir(), 'palisade-metrics-'));
   try {
     const store = openSharedMemoryStore(join(dir, 'state.shm'), { capacity: 4096 });
-    for (let i = 0; i < 1024; i++) assert.equal(store.claimOnceSync(`m${i}`, 60_000), true);
+    for (let i = 0; i < 1024; i++) assert.equal(store.seenOnceSync(`m${i}`, 60_000), true);
     const worker = async () => {
       const m = createMetrics({ defaultMetrics: false });
       m.watchStateTable(store);

@@ -14,6 +14,8 @@ const dir = mkdtempSync(join(tmpdir(), 'palisade-shm-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const fresh = () => join(dir, `t${files++}`, 'state.shm');
+/** One claim moment for the file (claims take an epoch-ms moment, the same for every attempt at an id). */
+const LATER = Date.now() + 30 * 60_000;
 
 storeConformance('SharedMemoryStore', async () => openSharedMemoryStore(fresh(), { capacity: 1 << 16 }));
 
@@ -28,7 +30,7 @@ test('the file: header, 16 bytes per slot, mode 0600, a random seed per file', (
   const ha = readFileSync(a).subarray(0, 64);
   const hb = readFileSync(b).subarray(0, 64);
   assert.equal(ha.subarray(0, 8).toString('latin1'), 'PALSHM\r\n');
-  assert.equal(ha.readUInt32LE(8), 1, 'version');
+  assert.equal(ha.readUInt32LE(8), 2, 'version');
   assert.equal(ha.readUInt32LE(12), 16, 'slot bytes');
   assert.equal(ha.readBigUInt64LE(16), 1024n, 'capacity');
   const epoch = Number(ha.readBigUInt64LE(24));
@@ -41,29 +43,35 @@ test('the file: header, 16 bytes per slot, mode 0600, a random seed per file', (
   void sb.close();
 });
 
-test('a full table fails closed with STORE_FULL, counts it, and reuses expired slots', async () => {
+test('a full soft table evicts the least recently used entry instead of refusing; claims never compete with it', async () => {
   const store = openSharedMemoryStore(fresh(), { capacity: 64 });
-  for (let i = 0; i < 64; i++) assert.equal(store.claimOnceSync(`short${i}`, 150), true);
-  assert.throws(() => store.claimOnceSync('one-too-many', 60_000), { code: 'STORE_FULL', statusCode: 503 });
-  await assert.rejects(store.claimOnce('one-too-many', 60_000), { code: 'STORE_FULL' });
-  await assert.rejects(store.hit('ip:1', parseRateRule('5/1m')), { code: 'STORE_FULL' });
-  await assert.rejects(store.addPenalty('p', 1, 1000), { code: 'STORE_FULL' });
-  assert.equal(store.penaltySync('p'), 0, 'reads of a full table still work');
-  assert.equal(store.claimOnceSync('short5', 60_000), false, 'present ids still answer false');
-  assert.equal(store.stats().full, 4);
+  const rule = parseRateRule('5/1h');
+  const t0 = Date.now();
+  store.setClock(t0);
+  for (let i = 0; i < 64; i++) assert.equal(store.hitSync(`old${i}`, rule).count, 1);
   assert.deepEqual(store.occupancy(), { live: 64, expired: 0, empty: 0 });
-  await sleep(250);
-  assert.deepEqual(store.occupancy(), { live: 0, expired: 64, empty: 0 });
-  for (let i = 0; i < 64; i++) assert.equal(store.claimOnceSync(`long${i}`, 60_000), true);
-  assert.throws(() => store.claimOnceSync('again-too-many', 60_000), { code: 'STORE_FULL' });
-  assert.equal(store.stats().full, 5);
-  assert.equal(store.claimOnceSync('long0', 60_000), false);
+  // Stamps count in 64 ms units: entries used a second later are younger than the 64 above.
+  store.setClock(t0 + 1000);
+  assert.equal(store.hitSync('old7', rule).count, 2, 'a used entry is renewed');
+  assert.equal(store.penaltySync('nothing'), 0);
+  for (let i = 0; i < 10; i++) assert.equal(store.hitSync(`new${i}`, rule).count, 1, 'no STORE_FULL');
+  assert.equal(await store.addPenalty('p', 3, 60_000), 3);
+  assert.equal(store.seenOnceSync('seen', 60_000), true);
+  assert.deepEqual(store.evictions(), { seen: 0, window: 12, penalty: 0 });
+  assert.equal(store.hitSync('old7', rule).count, 3, 'the recently used entry was not evicted');
+  assert.equal(store.hitSync('new3', rule).count, 2, 'nor the newest');
+  assert.equal(store.stats().full, 0);
+  // Claims live apart: a full soft table takes nothing from them.
+  store.setClock(0);
+  for (let i = 0; i < 1000; i++) assert.equal(store.claimOnceSync(`claim${i}`, LATER), true);
+  for (let i = 0; i < 1000; i++) assert.equal(store.claimOnceSync(`claim${i}`, LATER), false);
+  assert.equal(store.claimMemory().claims, 1000);
   await store.close();
 });
 
 test('occupancy of a range of slots wraps at the end; sampleLoad walks the table window by window', () => {
   const store = openSharedMemoryStore(fresh(), { capacity: 4096 });
-  for (let i = 0; i < 1000; i++) assert.equal(store.claimOnceSync(`o${i}`, 60_000), true);
+  for (let i = 0; i < 1000; i++) assert.equal(store.seenOnceSync(`o${i}`, 60_000), true);
   const table = new ShmTable(join(dir, `t${files++}.shm`), 256);
   try {
     assert.deepEqual(table.occupancy(), { live: 0, expired: 0, empty: 256 });
@@ -85,7 +93,7 @@ test('occupancy of a range of slots wraps at the end; sampleLoad walks the table
     table.close();
   }
   // Four windows of 1,024 slots cover the 4,096 once, wherever the first starts: their live slots add
-  // up to the 1,000 claims, and each window agrees with a walk of the same slots.
+  // up to the 1,000 entries, and each window agrees with a walk of the same slots.
   const loads = [0, 1, 2, 3].map(() => store.sampleLoad(1024));
   assert.equal(Math.round(loads.reduce((a, b) => a + b, 0) * 1024), 1000);
   assert.equal(store.sampleLoad(8192), 1000 / 4096, 'a window larger than the table counts it whole');
@@ -97,13 +105,13 @@ test('occupancy of a range of slots wraps at the end; sampleLoad walks the table
 test('claims survive a restart: reopening the file keeps them', async () => {
   const path = fresh();
   const first = openSharedMemoryStore(path, { capacity: 4096 });
-  for (let i = 0; i < 1000; i++) assert.equal(first.claimOnceSync(`r${i}`, 60_000), true);
+  for (let i = 0; i < 1000; i++) assert.equal(first.claimOnceSync(`r${i}`, LATER), true);
   first.hitSync('ip:9', parseRateRule('10/1d'));
   first.addPenaltySync('pk', 9, 60_000);
   await first.close();
   const second = openSharedMemoryStore(path, { capacity: 4096 });
-  for (let i = 0; i < 1000; i++) assert.equal(second.claimOnceSync(`r${i}`, 60_000), false, `r${i}`);
-  assert.equal(second.claimOnceSync('r1000', 60_000), true);
+  for (let i = 0; i < 1000; i++) assert.equal(second.claimOnceSync(`r${i}`, LATER), false, `r${i}`);
+  assert.equal(second.claimOnceSync('r1000', LATER), true);
   assert.equal(second.hitSync('ip:9', parseRateRule('10/1d')).count, 2);
   assert.equal(second.penaltySync('pk'), 9);
   await second.close();
@@ -113,8 +121,8 @@ test('two mappings of one file in one process see each other', () => {
   const path = fresh();
   const a = openSharedMemoryStore(path, { capacity: 1024 });
   const b = openSharedMemoryStore(path, { capacity: 1024 });
-  assert.equal(a.claimOnceSync('shared', 60_000), true);
-  assert.equal(b.claimOnceSync('shared', 60_000), false);
+  assert.equal(a.claimOnceSync('shared', LATER), true);
+  assert.equal(b.claimOnceSync('shared', LATER), false);
   assert.equal(b.hitSync('k', parseRateRule('3/1d')).count, 1);
   assert.equal(a.hitSync('k', parseRateRule('3/1d')).count, 2);
   void a.close();
@@ -128,8 +136,8 @@ test('a file of another capacity, format or size is refused with what to do', ()
 
   const versioned = fresh();
   void openSharedMemoryStore(versioned, { capacity: 1024 }).close();
-  patch(versioned, 8, Buffer.from([2, 0, 0, 0]));
-  assert.throws(() => openSharedMemoryStore(versioned, { capacity: 1024 }), /format version 2 and this build reads version 1/);
+  patch(versioned, 8, Buffer.from([1, 0, 0, 0]));
+  assert.throws(() => openSharedMemoryStore(versioned, { capacity: 1024 }), /format version 1 and this build reads version 2/);
 
   const cut = fresh();
   void openSharedMemoryStore(cut, { capacity: 1024 }).close();
@@ -157,16 +165,18 @@ test('bad capacities and paths are refused', () => {
 test('createStateStore without a Redis URL opens the shared-memory store', async () => {
   const store = await createStateStore({ shmPath: fresh(), shmCapacity: 256 });
   assert.equal(store.kind, 'shared-memory');
-  assert.equal(await store.claimOnce('factory', 1000), true);
-  assert.equal(await store.claimOnce('factory', 1000), false);
+  assert.equal(await store.claimOnce('factory', LATER), true);
+  assert.equal(await store.claimOnce('factory', LATER), false);
   await store.close();
 });
 
 test('sync and async methods are the same operations', async () => {
   const store = openSharedMemoryStore(fresh(), { capacity: 1024 });
   const rule = parseRateRule('2/1d');
-  assert.equal(store.claimOnceSync('s', 60_000), true);
-  assert.equal(await store.claimOnce('s', 60_000), false);
+  assert.equal(store.claimOnceSync('s', LATER), true);
+  assert.equal(await store.claimOnce('s', LATER), false);
+  assert.equal(store.seenOnceSync('s', 60_000), true);
+  assert.equal(await store.seenOnce('s', 60_000), false);
   assert.equal(store.hitSync('h', rule).count, 1);
   assert.equal((await store.hit('h', rule)).count, 2);
   assert.equal(store.peekSync('h', rule).count, 2);
@@ -181,8 +191,9 @@ test('after close: ping is false and operations throw', async () => {
   await store.close();
   await store.close(); // twice is fine
   assert.equal(await store.ping(), false);
-  assert.throws(() => store.claimOnceSync('x', 1000), /closed/);
-  await assert.rejects(store.claimOnce('x', 1000), /closed/);
+  assert.throws(() => store.claimOnceSync('x', LATER), /closed/);
+  await assert.rejects(store.claimOnce('x', LATER), /closed/);
+  await assert.rejects(store.seenOnce('x', 1000), /closed/);
   await assert.rejects(store.hit('x', parseRateRule('1/1m')), /closed/);
   await assert.rejects(store.penalty('x'), /closed/);
 });
