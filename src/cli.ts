@@ -305,8 +305,10 @@ async function run(args: string[], flags: Flags, ctx: Context): Promise<void> {
   if (group === 'accounts' && action === 'list') {
     const accounts = await listAccounts(sql);
     out(
-      accounts.map((a) => `${a.id}  ${a.name}${a.isDefault ? '  (default)' : ''}`).join('\n'),
-      accounts.map((a) => ({ id: a.id, name: a.name, isDefault: a.isDefault, createdAt: a.createdAt.toISOString() })),
+      accounts.map((a) => `${a.id}  ${a.name}${a.isDefault ? '  (default)' : ''}${a.generated ? '  (generated key)' : ''}`).join('\n'),
+      accounts.map((a) => ({
+        id: a.id, name: a.name, isDefault: a.isDefault, generated: a.generated, createdAt: a.createdAt.toISOString(),
+      })),
     );
     return;
   }

@@ -4,7 +4,6 @@
 import { type Config, dataPath } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { accountRequests, writeUsageBatch } from './db/usage.js';
-import { ensureDefaultAccount } from './db/accounts.js';
 import { findApiKeyIdBySecretHash } from './db/api-keys.js';
 import { loadApiKey } from './keys/api-keys.js';
 import { createKeyCache, type KeyCache } from './keys/key-cache.js';
@@ -29,8 +28,6 @@ export interface Services {
   readonly accountUsage: AccountRequestCounter;
   readonly pow: PowSecrets;
   readonly pool: ChallengePool;
-  /** The account free keys from /api_key/generate belong to (DEFAULT_ACCOUNT_NAME). */
-  readonly defaultAccountId: string;
   /** Flushes usage and releases everything; never throws. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -87,10 +84,9 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
   });
   const pow = preparePowSecrets(config.secrets.PALISADE_HMAC_SECRET);
   const pool = createChallengePool({ secrets: pow }, poolSizeOptions(config.CHALLENGE_POOL_SIZE));
-  const defaultAccountId = (await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME)).id;
 
   return {
-    store, db, keys, keySecrets, usage, accountUsage, pow, pool, defaultAccountId,
+    store, db, keys, keySecrets, usage, accountUsage, pow, pool,
     async close(timeoutMs) {
       pool.close();
       const flushed = await usage.close(timeoutMs).catch(() => false);

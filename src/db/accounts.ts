@@ -6,13 +6,15 @@ export interface Account {
   readonly id: string;
   readonly name: string;
   readonly isDefault: boolean;
+  /** Holds the one key POST /api_key/generate made; no other key may join it (migration 002). */
+  readonly generated: boolean;
   readonly createdAt: Date;
 }
 
-interface AccountRow { id: string; name: string; is_default: boolean; created_at: Date }
+interface AccountRow { id: string; name: string; is_default: boolean; generated: boolean; created_at: Date }
 
 const toAccount = (r: AccountRow): Account =>
-  Object.freeze({ id: r.id, name: r.name, isDefault: r.is_default, createdAt: r.created_at });
+  Object.freeze({ id: r.id, name: r.name, isDefault: r.is_default, generated: r.generated, createdAt: r.created_at });
 
 /** `acc_` + 16 base62. */
 export function newAccountId(): string {
@@ -32,16 +34,26 @@ export async function ensureDefaultAccount(q: Queryable, name: string): Promise<
   const [row] = await q<AccountRow[]>`select * from accounts where is_default`;
   if (row !== undefined) return toAccount(row);
   // An ordinary account already had that name: it becomes the default one.
-  const [named] = await q<AccountRow[]>`update accounts set is_default = true where name = ${name} returning *`;
+  const [named] = await q<AccountRow[]>`update accounts set is_default = true where name = ${name} and not generated returning *`;
   if (named === undefined) throw new Error('the default account could not be created');
   return toAccount(named);
 }
 
-/** Throws a unique violation (isUniqueViolation) when the name is taken. */
-export async function createAccount(q: Queryable, name: string): Promise<Account> {
+/**
+ * Throws a unique violation (isUniqueViolation) when the name is taken. `generated`: the account of
+ * one generated key (src/keys/api-keys.ts creates it with the key). Default false.
+ */
+export async function createAccount(q: Queryable, name: string, generated = false): Promise<Account> {
   checkName(name);
-  const [row] = await q<AccountRow[]>`insert into accounts (id, name) values (${newAccountId()}, ${name}) returning *`;
+  const [row] = await q<AccountRow[]>`
+    insert into accounts (id, name, generated) values (${newAccountId()}, ${name}, ${generated}) returning *`;
   return toAccount(row!);
+}
+
+/** Is `id` the account of a generated key? False also when there is no such account. */
+export async function isGeneratedAccount(q: Queryable, id: string): Promise<boolean> {
+  const [row] = await q<{ generated: boolean }[]>`select generated from accounts where id = ${id}`;
+  return row?.generated === true;
 }
 
 export async function listAccounts(q: Queryable): Promise<Account[]> {

@@ -132,8 +132,9 @@ export async function rotateApiKeySecret(q: Queryable, id: string, secretNonce: 
   return rows.length === 1;
 }
 
-export async function freeKeyExists(q: Queryable, accountId: string, hostname: string): Promise<boolean> {
-  const rows = await q`select 1 from api_keys where account_id = ${accountId} and free_hostname = ${hostname}`;
+/** Is there a generated key for `hostname` (one per hostname across the service)? */
+export async function freeKeyExists(q: Queryable, hostname: string): Promise<boolean> {
+  const rows = await q`select 1 from api_keys where free_hostname = ${hostname}`;
   return rows.length > 0;
 }
 

@@ -5,6 +5,7 @@ import {
   findApiKey, findApiKeyIdBySecretHash, insertApiKey, revokeApiKey as revokeRow, rotateApiKeySecret as rotateRow,
   updateApiKey as updateRow, type ApiKeyPatch, type ApiKeyRecord,
 } from '../db/api-keys.js';
+import { createAccount, isGeneratedAccount } from '../db/accounts.js';
 import type { Queryable, Sql } from '../db/client.js';
 import { insertKeyAudit } from '../db/key-audit.js';
 import { normalizeKeyHostname } from './hostnames.js';
@@ -13,7 +14,11 @@ import type { KeyLoader } from './key-cache.js';
 import type { ApiKey } from './types.js';
 
 export interface NewApiKey {
-  readonly accountId: string;
+  /**
+   * The account of an operator key (required for them; never the account of a generated key). A
+   * free key takes none: it gets an account of its own, created with it.
+   */
+  readonly accountId?: string;
   readonly name?: string;
   /** Hostnames or `*.` wildcards (normalised; invalid entries throw). Default: none = any origin. */
   readonly hostnames?: readonly string[];
@@ -21,7 +26,7 @@ export interface NewApiKey {
   readonly plan?: string;
   readonly challengePolicy?: Readonly<Record<string, unknown>> | null;
   readonly rateLimit?: string | null;
-  /** 'free' keys (`ckey_`) come from POST /api_key/generate, one per hostname and account. */
+  /** 'free' keys (`ckey_`) come from POST /api_key/generate: one per hostname, each in its own account. */
   readonly kind?: KeyKind;
 }
 
@@ -59,20 +64,31 @@ export function normalizeHostnames(hostnames: readonly string[]): string[] {
 }
 
 /**
- * Creates a key. A free key's hostname is unique per account: a second one throws a unique
- * violation (isUniqueViolation).
+ * Creates a key. A free key gets a new account of its own (in the same transaction), so that no
+ * holder of one can spend, read or verify with another key's account; its hostname is unique
+ * across the service: a second one throws a unique violation (isUniqueViolation). An operator key
+ * is refused in a generated key's account for the same reason.
  */
 export async function createApiKey(sql: Sql, secrets: KeySecrets, input: NewApiKey, actor: string): Promise<CreatedApiKey> {
   const kind = input.kind ?? 'standard';
   const hostnames = normalizeHostnames(input.hostnames ?? []);
   if (kind === 'free' && hostnames.length !== 1) throw new Error('a free key has exactly one hostname');
+  if (kind === 'free' && input.accountId !== undefined) throw new Error('a free key gets an account of its own');
+  if (kind === 'standard' && input.accountId === undefined) throw new Error('a key needs an account');
   const id = newKeyId(kind);
   const nonce = newSecretNonce();
   const secret = secrets.derive(id, nonce);
   await sql.begin(async (tx) => {
+    let accountId: string;
+    if (kind === 'free') {
+      accountId = (await createAccount(tx, `Free key ${id}`, true)).id;
+    } else {
+      accountId = input.accountId!;
+      if (await isGeneratedAccount(tx, accountId)) throw new Error('that account belongs to a generated key; choose another');
+    }
     await insertApiKey(tx, {
       id,
-      accountId: input.accountId,
+      accountId,
       name: input.name ?? hostnames[0] ?? '',
       hostnames,
       plan: input.plan ?? (kind === 'free' ? 'free' : 'unlimited'),

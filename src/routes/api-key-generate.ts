@@ -5,6 +5,7 @@
 //   hostname invalid      → 400 INVALID_HOSTNAME (checked first: a typo does not cost a solution)
 //   hostname has a key    → 409 HOSTNAME_TAKEN (checked before the solution is used up)
 //   success               → 200 {"apiKey":"ckey_…","hostname":"example.com","secret":"csec_…"}
+// Each key gets an account of its own, with its own plan limit and usage totals (createApiKey).
 // The solution is read from Authorization, or from the header named by X-Altcha-Authorization-Header
 // (for clients behind a proxy that uses Authorization itself). Each solution is accepted once.
 import type { KeyObject } from 'node:crypto';
@@ -25,8 +26,6 @@ import type { KeySecrets } from '../keys/secrets.js';
 export interface ApiKeyGenerateDeps {
   readonly sql: Sql;
   readonly secrets: KeySecrets;
-  /** The account free keys belong to (the default account). */
-  readonly accountId: string;
   /** Signs the challenges: a key derived from PALISADE_HMAC_SECRET for this purpose only. */
   readonly hmacKey: string | Buffer;
   /** StateStore.claimOnce (kept until epoch ms `untilMs`). */
@@ -70,14 +69,14 @@ export function apiKeyGenerateRoute(deps: ApiKeyGenerateDeps, options: ApiKeyGen
     if (verdict === 'invalid') return challengeReply('ALTCHA_INVALID');
     if (verdict === 'expired') return challengeReply('ALTCHA_EXPIRED');
 
-    if (await freeKeyExists(deps.sql, deps.accountId, hostname)) throw new PalisadeError('HOSTNAME_TAKEN');
+    if (await freeKeyExists(deps.sql, hostname)) throw new PalisadeError('HOSTNAME_TAKEN');
     const t = now();
     const until = claimUntil(Math.max(m2mExpiresAt(solution), t), t, DEFAULT_CLOCK_SKEW_MS);
     if (!(await deps.claimOnce(`m2m:${solution.challenge}`, until))) return challengeReply('ALTCHA_ALREADY_USED');
 
     try {
       const created = await createApiKey(deps.sql, deps.secrets, {
-        accountId: deps.accountId, hostnames: [hostname], kind: 'free', plan: options.plan ?? 'free',
+        hostnames: [hostname], kind: 'free', plan: options.plan ?? 'free',
       }, `api:generate ${anonymizeIp(req.ip)}`);
       return {
         status: 200,

@@ -113,7 +113,6 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   router.add('POST', '/api_key/generate', apiKeyGenerateRoute({
     sql: services.db.sql,
     secrets: services.keySecrets,
-    accountId: services.defaultAccountId,
     hmacKey: Buffer.from(hkdfSync('sha256', config.secrets.PALISADE_HMAC_SECRET, '', 'palisade m2m challenges', 32)),
     claimOnce,
     rateLimit: generateLimit === null ? undefined : async (req) => {

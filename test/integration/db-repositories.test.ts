@@ -123,16 +123,67 @@ for (const kind of ['pglite', 'postgres'] as DbKind[]) {
       await assert.rejects(createApiKey(sql(), secrets, { accountId: 'acc_missing' }, 't'), (err: { code?: string }) => err.code === '23503');
     });
 
-    it('free keys: ckey_/csec_, one per hostname and account', async () => {
-      const { key, secret } = await createApiKey(sql(), secrets, { accountId, hostnames: ['free.example'], kind: 'free' }, 'api');
+    it('free keys: ckey_/csec_, each in a generated account of its own, one per hostname across the service', async () => {
+      const { key, secret } = await createApiKey(sql(), secrets, { hostnames: ['free.example'], kind: 'free' }, 'api');
       assert.match(key.id, /^ckey_[0-9A-Za-z]{24}$/);
       assert.match(secret, /^csec_[0-9A-Za-z]{32}$/);
       assert.equal(key.planId, 'free');
-      assert.equal(await freeKeyExists(sql(), accountId, 'free.example'), true);
+      const own = await findAccount(sql(), key.accountId);
+      assert.deepEqual([own?.name, own?.generated, own?.isDefault], [`Free key ${key.id}`, true, false]);
+      const second = await createApiKey(sql(), secrets, { hostnames: ['free-two.example'], kind: 'free' }, 'api');
+      assert.notEqual(second.key.accountId, key.accountId);
+      assert.notEqual(second.key.accountId, accountId);
+      assert.equal(await freeKeyExists(sql(), 'free.example'), true);
+      assert.equal(await freeKeyExists(sql(), 'other.example'), false);
       await assert.rejects(
-        createApiKey(sql(), secrets, { accountId, hostnames: ['free.example'], kind: 'free' }, 'api'), (err) => isUniqueViolation(err));
-      // A standard key for the same hostname is fine.
+        createApiKey(sql(), secrets, { hostnames: ['free.example'], kind: 'free' }, 'api'), (err) => isUniqueViolation(err));
+      await assert.rejects(createApiKey(sql(), secrets, { accountId, hostnames: ['x.example'], kind: 'free' }, 'api'), /own/);
+      // No operator key joins a generated account; a standard key for the same hostname is fine elsewhere.
+      await assert.rejects(createApiKey(sql(), secrets, { accountId: key.accountId }, 'cli'), /generated key/);
+      assert.deepEqual((await listApiKeys(sql(), key.accountId)).map((k) => k.id), [key.id]);
       await createApiKey(sql(), secrets, { accountId, hostnames: ['free.example'] }, 'cli');
+    });
+
+    it('migration 002 moves each generated key out of the default account, with its usage', async () => {
+      const old = await openTestDatabase(kind, { migrate: false });
+      assert.ok(old);
+      try {
+        const q = old.db.sql;
+        await migrate(q, MIGRATIONS.filter((m) => m.id === 1));
+        const dflt = (await q`insert into accounts (id, name, is_default) values ('acc_default00000000', 'Default Account', true) returning id`)[0]!.id as string;
+        const insertKey = (id: string, free: string | null) => q`
+          insert into api_keys (id, account_id, hostnames, plan, free_hostname, secret_nonce, secret_hash)
+          values (${id}, ${dflt}, ${q.array(free === null ? [] : [free])}, ${free === null ? 'unlimited' : 'free'}, ${free}, 'n', ${`h-${id}`})`;
+        await insertKey('key_operator0000000000000000', null);
+        await insertKey('ckey_stranger000000000000000', 'a.example');
+        await insertKey('ckey_victim00000000000000000', 'b.example');
+        await q`insert into usage_monthly (api_key_id, month, account_id, requests) values
+          ('key_operator0000000000000000', '2024-05', ${dflt}, 5), ('ckey_stranger000000000000000', '2024-05', ${dflt}, 7),
+          ('ckey_victim00000000000000000', '2024-05', ${dflt}, 11)`;
+        assert.equal(await accountRequests(q, dflt, '2024-05'), 23);
+
+        assert.deepEqual((await migrate(q)).applied, MIGRATIONS.filter((m) => m.id > 1).map((m) => m.id));
+        const keys = await listApiKeys(q);
+        const accountOf = (id: string) => keys.find((k) => k.id === id)!.accountId;
+        assert.equal(accountOf('key_operator0000000000000000'), dflt);
+        const moved = ['ckey_stranger000000000000000', 'ckey_victim00000000000000000'].map(accountOf);
+        assert.equal(new Set([dflt, ...moved]).size, 3);
+        for (const [i, id] of moved.entries()) {
+          const a = await findAccount(q, id);
+          assert.match(a!.id, /^acc_[0-9A-Za-z]{16}$/);
+          assert.deepEqual([a!.generated, a!.isDefault, a!.name], [true, false, `Free key ${['ckey_stranger000000000000000', 'ckey_victim00000000000000000'][i]}`]);
+        }
+        assert.deepEqual([await accountRequests(q, dflt, '2024-05'), await accountRequests(q, moved[0]!, '2024-05'),
+          await accountRequests(q, moved[1]!, '2024-05')], [5, 7, 11]);
+        const audit = await listKeyAudit(q, 'ckey_victim00000000000000000');
+        assert.deepEqual(audit.map((a) => [a.action, a.actor, a.detail]), [['update', 'migration:002', { accountId: moved[1], previousAccountId: dflt }]]);
+        // Afterwards the hostname stays unique across the service.
+        await assert.rejects(q`insert into accounts (id, name) values ('acc_other', 'Other')`.then(() => q`
+          insert into api_keys (id, account_id, free_hostname, secret_nonce, secret_hash)
+          values ('ckey_again000000000000000000', 'acc_other', 'a.example', 'n', 'h-again')`), (err) => isUniqueViolation(err));
+      } finally {
+        await old.close();
+      }
     });
 
     it('revoke, update and rotate are audited; revocation is final; rotation retires the old secret', async () => {

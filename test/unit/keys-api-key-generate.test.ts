@@ -3,11 +3,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { ensureDefaultAccount } from '../../src/db/accounts.js';
+import { ensureDefaultAccount, findAccount } from '../../src/db/accounts.js';
+import { listApiKeys } from '../../src/db/api-keys.js';
 import { listKeyAudit } from '../../src/db/key-audit.js';
 import { PalisadeError } from '../../src/errors.js';
 import type { Handler, Reply } from '../../src/http/types.js';
 import { loadApiKey } from '../../src/keys/api-keys.js';
+import type { ApiKey } from '../../src/keys/types.js';
 import { apiKeyGenerateRoute } from '../../src/routes/api-key-generate.js';
 import { fakeRequest, openTestDatabase, testKeySecrets, type TestDatabase } from '../helpers/db.js';
 
@@ -24,7 +26,7 @@ before(async () => {
   t = (await openTestDatabase('pglite'))!;
   accountId = (await ensureDefaultAccount(t.db.sql, 'Default Account')).id;
   handler = apiKeyGenerateRoute({
-    sql: t.db.sql, secrets, accountId, hmacKey: 'm2m-test-key-0123456789abcdef',
+    sql: t.db.sql, secrets, hmacKey: 'm2m-test-key-0123456789abcdef',
     claimOnce: async (id) => {
       if (storeDown) throw new PalisadeError('STORE_UNAVAILABLE');
       if (claimed.has(id)) return false;
@@ -87,8 +89,9 @@ test('solved: a free key for the hostname, secret shown once and stored only has
   assert.match(body.secret, /^csec_[0-9A-Za-z]{32}$/);
   assert.equal(body.hostname, 'site-one.example');
   const key = await loadApiKey(t.db.sql, secrets, body.apiKey);
-  assert.deepEqual([key?.secret, key?.hostnames, key?.planId, key?.requestLimit, key?.accountId],
-    [body.secret, ['site-one.example'], 'free', 6000, accountId]);
+  assert.deepEqual([key?.secret, key?.hostnames, key?.planId, key?.requestLimit],
+    [body.secret, ['site-one.example'], 'free', 6000]);
+  assert.notEqual(key?.accountId, accountId);
   const rows = await t.db.sql`select * from api_keys where id = ${body.apiKey}`;
   assert.ok(!JSON.stringify(rows).includes(body.secret.slice(5)));
   assert.equal(rows[0]!.secret_hash, secrets.hash(body.secret));
@@ -99,6 +102,21 @@ test('solved: a free key for the hostname, secret shown once and stored only has
   assert.equal(replay.status, 401);
   assert.deepEqual(errorOf(replay), { error: 'ALTCHA_ALREADY_USED', statusCode: 401 });
   challengeOf(replay);
+});
+
+test('free keys share no account: each generated key has one of its own, apart from the default account', async () => {
+  const made = [];
+  for (const hostname of ['own-a.example', 'own-b.example']) {
+    const r = await call({ hostname }, { authorization: await freshSolution() });
+    assert.equal(r.status, 200);
+    made.push((await loadApiKey(t.db.sql, secrets, (JSON.parse(String(r.body)) as { apiKey: string }).apiKey))!);
+  }
+  const [a, b] = made as [ApiKey, ApiKey];
+  assert.equal(new Set([a.accountId, b.accountId, accountId]).size, 3);
+  for (const key of [a, b]) {
+    assert.deepEqual((await listApiKeys(t.db.sql, key.accountId)).map((k) => k.id), [key.id]);
+    assert.equal((await findAccount(t.db.sql, key.accountId))?.generated, true);
+  }
 });
 
 test('one free key per hostname: 409 HOSTNAME_TAKEN, checked before the solution is used up', async () => {

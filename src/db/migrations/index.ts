@@ -1,5 +1,6 @@
 // Every migration in order. An id is applied once per database (schema_migrations).
 import m001 from './001-initial.js';
+import m002 from './002-own-accounts.js';
 
 export interface Migration {
   readonly id: number;
@@ -9,4 +10,5 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { id: 1, name: 'initial', sql: m001 },
+  { id: 2, name: 'own-accounts', sql: m002 },
 ]);
