@@ -21,6 +21,7 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
                            InstanceMethod<&ShmTable::Peek>("peek"),
                            InstanceMethod<&ShmTable::AddPenalty>("addPenalty"),
                            InstanceMethod<&ShmTable::Penalty>("penalty"),
+                           InstanceMethod<&ShmTable::Count>("count"),
                            InstanceMethod<&ShmTable::Occupancy>("occupancy"),
                            InstanceMethod<&ShmTable::Evictions>("evictions"),
                            InstanceMethod<&ShmTable::SetClock>("setClock"),
@@ -113,6 +114,19 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
     return Napi::Number::New(info.Env(), static_cast<double>(table_.Penalty(key)));
   }
 
+  // count(key, limit, seed, ttlMs) -> 0 (out: allowed, count), -1 full, -2 busy, -3 missing (seed < 0)
+  Napi::Value Count(const Napi::CallbackInfo& info) {
+    shm::Key key;
+    if (!KeyOf(info.Env(), info[0], shm::kCounterKind, 0, &key)) return info.Env().Undefined();
+    shm::CountState s;
+    const int r = table_.Count(key, U64(info[1]), info[2].As<Napi::Number>().Int64Value(), U64(info[3]), &s);
+    if (r == 0) {
+      out_[0] = s.allowed ? 1 : 0;
+      out_[1] = static_cast<double>(s.count);
+    }
+    return Napi::Number::New(info.Env(), r);
+  }
+
   // occupancy(start, count) -> 0 (out: live, expired, empty of `count` slots from `start`)
   Napi::Value Occupancy(const Napi::CallbackInfo& info) {
     if (!table_.IsOpen()) {
@@ -127,7 +141,7 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
     return Napi::Number::New(info.Env(), 0);
   }
 
-  // evictions() -> 0 (out: entries this process evicted, by kind: seen, window, penalty)
+  // evictions() -> 0 (out: entries this process evicted, by kind: seen, window, penalty, counter)
   Napi::Value Evictions(const Napi::CallbackInfo& info) {
     if (out_ == nullptr) {
       Napi::Error::New(info.Env(), "the state table is closed").ThrowAsJavaScriptException();
@@ -136,6 +150,7 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
     out_[0] = static_cast<double>(table_.evictions(shm::kSeenKind));
     out_[1] = static_cast<double>(table_.evictions(shm::kWindowKind));
     out_[2] = static_cast<double>(table_.evictions(shm::kPenaltyKind));
+    out_[3] = static_cast<double>(table_.evictions(shm::kCounterKind));
     return Napi::Number::New(info.Env(), 0);
   }
 
@@ -155,6 +170,7 @@ class ShmTable : public Napi::ObjectWrap<ShmTable> {
     o.Set("probe", static_cast<double>(shm::kProbe));
     o.Set("countMax", static_cast<double>(shm::kCountMax));
     o.Set("scoreMax", static_cast<double>(shm::kScoreMax));
+    o.Set("counterMax", static_cast<double>(shm::kCounterMax));
     o.Set("timeMax", static_cast<double>(shm::kTimeMask));
     return o;
   }

@@ -195,9 +195,10 @@ int Table::Claim(const Key& key, uint64_t ttlMs) {
 }
 
 // Find the key's committed live entry and CAS `next(found, value, now)` into it, or insert
-// `next(false, 0, now)` when there is none. One CAS loop on one slot per call.
+// `next(false, 0, now)` when there is none (kMissing instead, when !create). One CAS loop on one
+// slot per call.
 template <typename Next>
-int Table::Upsert(const Key& key, uint64_t graceMs, Next next) {
+int Table::Upsert(const Key& key, uint64_t graceMs, bool create, Next next) {
   const uint64_t start = NowRel();
   for (uint64_t now = start;; now = NowRel()) {
     if (now - start > kBusyMs) return kBusy;
@@ -240,6 +241,7 @@ int Table::Upsert(const Key& key, uint64_t graceMs, Next next) {
       sched_yield();
       continue;
     }
+    if (!create) return kMissing;
     bool evicting = false;
     if (reuse == nullptr) {
       reuse = Victim(key, now, &distance, &seen);
@@ -254,7 +256,7 @@ int Table::Upsert(const Key& key, uint64_t graceMs, Next next) {
 }
 
 int Table::Hit(const Key& key, uint64_t limit, uint64_t windowMs, uint64_t holdMs, WindowState* out) {
-  return Upsert(key, kGraceMs, [&](bool found, uint64_t v, uint64_t now) -> uint64_t {
+  return Upsert(key, kGraceMs, true, [&](bool found, uint64_t v, uint64_t now) -> uint64_t {
     uint64_t expiry;
     uint64_t count;
     bool held;
@@ -308,20 +310,23 @@ void Table::Touch(Slot* s, const Seen& c, uint64_t now) {
   Cas(s, &expected, (c.key & ~kStampMask) | stamp, c.value);
 }
 
-// The committed entry of the window used least recently, or nullptr when every slot is pending
-// (only under extreme contention; the caller then fails as before). Called only when no slot of the
-// window is free or expired.
+// The committed entry of the window used least recently, counters last (a counter only when the
+// window holds nothing else), or nullptr when every slot is pending (only under extreme contention;
+// the caller then fails as before). Called only when no slot of the window is free or expired.
 Slot* Table::Victim(const Key& key, uint64_t now, uint32_t* distance, Seen* seen) {
   const uint64_t stamp = Stamp(now);
   Slot* victim = nullptr;
+  bool victimIsCounter = true;
   uint64_t oldest = 0;
   for (uint32_t i = 0; i < kProbe; i++) {
     Slot* s = At(key.home, i);
     const uint64_t k = LoadKey(s);
     if (k == 0 || (k & kPendingBit) != 0) continue;
+    const bool counter = ((k >> kKindShift) & 3) == kCounterKind;
     const uint64_t age = StampAge(k, stamp);
-    if (victim == nullptr || age > oldest) {
+    if (victim == nullptr || (victimIsCounter && !counter) || (counter == victimIsCounter && age > oldest)) {
       victim = s;
+      victimIsCounter = counter;
       oldest = age;
       *distance = i;
     }
@@ -351,11 +356,22 @@ int Table::Peek(const Key& key, uint64_t limit, uint64_t windowMs, WindowState* 
 
 int64_t Table::AddPenalty(const Key& key, uint64_t n, uint64_t ttlMs) {
   uint64_t score = 0;
-  const int r = Upsert(key, kGraceMs, [&](bool found, uint64_t v, uint64_t now) -> uint64_t {
+  const int r = Upsert(key, kGraceMs, true, [&](bool found, uint64_t v, uint64_t now) -> uint64_t {
     score = std::min((found ? v >> 40 : 0) + n, kScoreMax);
     return (score << 40) | ClampTime(now + ttlMs);
   });
   return r == 0 ? static_cast<int64_t>(score) : r;
+}
+
+int Table::Count(const Key& key, uint64_t limit, int64_t seed, uint64_t ttlMs, CountState* out) {
+  return Upsert(key, kGraceMs, seed >= 0, [&](bool found, uint64_t v, uint64_t now) -> uint64_t {
+    uint64_t count = found ? v >> 40 : std::min(static_cast<uint64_t>(seed), kCounterMax);
+    const uint64_t expiry = found ? Expiry(v) : ClampTime(now + ttlMs);
+    out->allowed = count < limit && count < kCounterMax;
+    if (out->allowed) count++;
+    out->count = count;
+    return (count << 40) | expiry;
+  });
 }
 
 uint64_t Table::Penalty(const Key& key) {

@@ -25,6 +25,7 @@
 //                         bits 62..40 hits in the window (23 bits, saturating at kCountMax).
 //                         Not held: expiry = the fixed window's end; held: expiry = held-until.
 //               penalty   score (24 bits, saturating at kScoreMax); expiry = last addition + ttl.
+//               counter   uses counted (24 bits, at most kCounterMax); expiry fixed at creation.
 //
 // Lookup: linear probing over at most kProbe slots from the home slot, stopping early at a slot
 // that was never used (slots never return to "never used", so nothing lies beyond one).
@@ -35,6 +36,8 @@
 // the table with new keys (rotating source addresses) pushes out only entries nobody has used for
 // about capacity / (new keys per second) seconds, the eviction horizon: the counters of other
 // rotated addresses, never the mark of an address that keeps coming back within the horizon.
+// Counters (plan limits) give way last: one is evicted only when every committed entry of its
+// window is a counter, so no flood of other keys can push one out; the caller seeds it again.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,6 +48,7 @@ constexpr uint32_t kProbe = 64;
 constexpr uint64_t kTimeMask = (1ULL << 40) - 1;
 constexpr uint64_t kCountMax = (1ULL << 23) - 1;
 constexpr uint64_t kScoreMax = (1ULL << 24) - 1;
+constexpr uint64_t kCounterMax = (1ULL << 24) - 1;
 constexpr uint64_t kHeldBit = 1ULL << 63;
 constexpr uint64_t kPendingBit = 2;
 constexpr int kKindShift = 2;
@@ -56,8 +60,9 @@ constexpr uint64_t kFpMask = ~((1ULL << 24) - 1);
 // Results of the operations.
 constexpr int kFull = -1;  // no slot could be taken within kProbe of the home slot (all pending)
 constexpr int kBusy = -2;  // could not complete within kBusyMs (pathological contention)
+constexpr int kMissing = -3;  // Count without a seed: the counter does not exist (nothing was stored)
 
-enum Kind : uint64_t { kSeenKind = 1, kWindowKind = 2, kPenaltyKind = 3 };
+enum Kind : uint64_t { kCounterKind = 0, kSeenKind = 1, kWindowKind = 2, kPenaltyKind = 3 };
 
 struct Slot {
   uint64_t key;
@@ -89,6 +94,11 @@ struct Key {
   uint64_t home;  // first slot of the probe window
 };
 
+struct CountState {
+  bool allowed;    // counted: the count was below the limit
+  uint64_t count;  // the count after the call
+};
+
 struct WindowState {
   bool allowed;
   uint64_t count;
@@ -118,6 +128,10 @@ class Table {
   int Peek(const Key& key, uint64_t limit, uint64_t windowMs, WindowState* out);
   // The new score, kFull or kBusy.
   int64_t AddPenalty(const Key& key, uint64_t n, uint64_t ttlMs);
+  // Adds 1 to the counter when it is below `limit` (out->allowed), else leaves it. An absent counter
+  // is created at `seed` (clamped to kCounterMax) to live `ttlMs`, or, when `seed` is negative,
+  // left absent: kMissing. 0, kMissing, kFull or kBusy.
+  int Count(const Key& key, uint64_t limit, int64_t seed, uint64_t ttlMs, CountState* out);
   uint64_t Penalty(const Key& key);
   // Counts `count` slots from `start` (both taken modulo the capacity, wrapping at the end; a count
   // past the capacity counts every slot once). O(count): for gauges, not for the hot path.
@@ -138,7 +152,7 @@ class Table {
              uint64_t pendingExpiry, uint64_t value);
   bool Resolve(const Key& key, uint32_t mine, uint64_t now);
   template <typename Next>
-  int Upsert(const Key& key, uint64_t graceMs, Next next);
+  int Upsert(const Key& key, uint64_t graceMs, bool create, Next next);
   bool Find(const Key& key, uint64_t now, uint64_t* value);
   void Touch(Slot* s, const Seen& c, uint64_t now);
   Slot* Victim(const Key& key, uint64_t now, uint32_t* distance, Seen* seen);

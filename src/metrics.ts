@@ -35,7 +35,7 @@ export interface Metrics {
 export interface StateTableView {
   sampleLoad(): number;
   readonly capacity: number;
-  evictions(): { seen: number; window: number; penalty: number };
+  evictions(): { seen: number; window: number; penalty: number; counter: number };
   claimMemory(): { claims: number; bytes: number; maxBytes: number };
 }
 
@@ -139,7 +139,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       // Each worker counts what it evicted: the cluster's value is the sum.
       new Counter({
         name: 'palisade_state_evictions_total',
-        help: 'Soft-state entries evicted (least recently used) because their probe window was full, by kind: window (rate limits, threat counters), penalty (penalties, marks), seen (header combinations).',
+        help: 'Soft-state entries evicted (least recently used) because their probe window was full, by kind: window (rate limits, threat counters), penalty (penalties, marks), seen (header combinations), counter (plan limits, seeded again from the database).',
         labelNames: ['kind'] as const, registers,
         collect() {
           const e = table.evictions();
@@ -147,6 +147,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
           this.inc({ kind: 'window' }, e.window);
           this.inc({ kind: 'penalty' }, e.penalty);
           this.inc({ kind: 'seen' }, e.seen);
+          this.inc({ kind: 'counter' }, e.counter);
         },
       });
       // Claims are shared by the host's workers: each reads the same directory, the cluster shows the highest.

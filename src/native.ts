@@ -307,6 +307,8 @@ export interface ShmTableInfo {
   readonly countMax: number;
   /** A penalty score saturates here. */
   readonly scoreMax: number;
+  /** Highest value of a counter (count()). */
+  readonly counterMax: number;
 }
 
 interface RawShmTable {
@@ -315,6 +317,7 @@ interface RawShmTable {
   peek(key: string, limit: number, windowMs: number): number;
   addPenalty(key: string, n: number, ttlMs: number): number;
   penalty(key: string): number;
+  count(key: string, limit: number, seed: number, ttlMs: number): number;
   occupancy(start: number, count: number): number;
   evictions(): number;
   setClock(epochMs: number): void;
@@ -325,6 +328,8 @@ interface RawShmTable {
 /** Result codes: no free slot within the probe window / gave up under pathological contention. */
 export const SHM_FULL = -1;
 export const SHM_BUSY = -2;
+/** count() without a seed found no counter (and stored none). */
+export const SHM_MISSING = -3;
 /** Capacity bounds in slots: at least one probe window, at most 64 GiB of file. */
 export const SHM_MIN_CAPACITY = 64;
 export const SHM_MAX_CAPACITY = 2 ** 32;
@@ -337,7 +342,10 @@ const SHM_MAX_MS = 2 ** 47;
  */
 export class ShmTable {
   readonly info: ShmTableInfo;
-  /** After hit/peek: [allowed 1|0, count, resetMs, blockedUntil]; after occupancy: [live, expired, empty]. */
+  /**
+   * After hit/peek: [allowed 1|0, count, resetMs, blockedUntil]; after count: [allowed 1|0, count];
+   * after occupancy: [live, expired, empty].
+   */
   readonly out = new Float64Array(4);
   readonly #raw: RawShmTable;
 
@@ -385,6 +393,19 @@ export class ShmTable {
   }
 
   /**
+   * Adds 1 to the counter `key` when it is below `limit`: 0 with `out` filled. An absent counter is
+   * created at `seed` to live `ttlMs`, or with seed -1 left absent: SHM_MISSING. Else SHM_FULL or
+   * SHM_BUSY. Evicted only when its whole probe window holds counters (native/shm-table.h).
+   */
+  count(key: string, limit: number, seed: number, ttlMs: number): number {
+    if (typeof key !== 'string') throw argType('key', 'a string');
+    return this.#raw.count(
+      key, shmInt('limit', limit, 0, this.info.counterMax), shmInt('seed', seed, -1, this.info.counterMax),
+      shmInt('ttlMs', ttlMs, 1, SHM_MAX_MS),
+    );
+  }
+
+  /**
    * Counts `count` slots from `start`, wrapping past the last slot; by default every slot. O(count),
    * for gauges and the CLI, not for the hot path.
    */
@@ -394,9 +415,9 @@ export class ShmTable {
   }
 
   /** Entries this process evicted (least recently used, when a probe window had no free slot), by kind. */
-  evictions(): { seen: number; window: number; penalty: number } {
+  evictions(): { seen: number; window: number; penalty: number; counter: number } {
     this.#raw.evictions();
-    return { seen: this.out[0]!, window: this.out[1]!, penalty: this.out[2]! };
+    return { seen: this.out[0]!, window: this.out[1]!, penalty: this.out[2]!, counter: this.out[3]! };
   }
 
   /** Tests only: epoch ms that replaces the real clock for this process's view (0: the real clock). */

@@ -3,7 +3,7 @@
 import { openRedisStore, type RedisStore, type StoreLogger } from './redis-store.js';
 import { openSharedMemoryStore, type SharedMemoryStore } from './shared-memory-store.js';
 
-export type { HitResult, StateStore } from './state-store.js';
+export type { CountResult, HitResult, StateStore } from './state-store.js';
 export { STORE_LIMITS, claimUntil } from './state-store.js';
 export { limitKey, ipKey, type LimitKeyContext } from './limit-key.js';
 export { SharedMemoryStore, type SharedMemoryStats, type ClaimMemoryStats, type Evictions } from './shared-memory-store.js';

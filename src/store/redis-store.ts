@@ -1,10 +1,11 @@
 // StateStore on Redis (REDIS_URL), for several hosts sharing one state. DESIGN.md section 3.
 // Claims are `SET key 1 PXAT until NX` (hard state: refused at start unless Redis's
-// maxmemory-policy is noeviction, so no key can be evicted); rate-limit hits and penalty additions are Lua scripts (atomic
-// on the server, clocked by the server's TIME so every node agrees on window boundaries).
-// Claims, hits and reads wait for the end of the event loop's poll phase (setImmediate) and go
-// out together: every claim of that turn in one command (a Lua script of SET NX), every hit in one
-// script, every read in one MGET. Under load a turn handles many requests, and each command costs
+// maxmemory-policy is noeviction, so no key can be evicted); rate-limit hits, counters and penalty
+// additions are Lua scripts (atomic on the server, clocked by the server's TIME so every node
+// agrees on window boundaries).
+// Claims, hits, counts and reads wait for the end of the event loop's poll phase (setImmediate) and
+// go out together: every claim of that turn in one command (a Lua script of SET NX), every hit in
+// one script, every count in one script, every read in one MGET. Under load a turn handles many requests, and each command costs
 // the client more than the keys in it. Penalty additions and peeks go at once, so a read issued
 // before an addition in the same turn may already see it (nothing relies on the opposite).
 // The client never queues: with Redis down or slow, an operation rejects with STORE_UNAVAILABLE
@@ -14,7 +15,8 @@ import { Redis } from 'ioredis';
 import { PalisadeError } from '../errors.js';
 import type { RateRule } from '../parse.js';
 import {
-  STORE_LIMITS, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type HitResult, type StateStore,
+  STORE_LIMITS, checkCount, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type CountResult, type HitResult,
+  type StateStore,
 } from './state-store.js';
 
 /** What the store needs of a logger (pino's methods fit). */
@@ -127,6 +129,29 @@ end
 return out
 `;
 
+// Counters (countUpTo): a decimal count, PXAT fixed at creation. ARGV holds limit, seed (-1: none)
+// and the expiry moment per key; the reply is two numbers per key: allowed (1, 0, or -1 when the
+// counter is absent and no seed was given) and the count after.
+const COUNTS_LUA = `
+local out = {}
+for i = 1, #KEYS do
+  local limit, seed = tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1])
+  local count = tonumber(redis.call('GET', KEYS[i]))
+  if count == nil and seed >= 0 then
+    count = seed
+    redis.call('SET', KEYS[i], ARGV[3 * i - 1], 'PXAT', ARGV[3 * i])
+  end
+  if count == nil then
+    out[2 * i - 1], out[2 * i] = -1, 0
+  elseif count < limit then
+    out[2 * i - 1], out[2 * i] = 1, redis.call('INCR', KEYS[i])
+  else
+    out[2 * i - 1], out[2 * i] = 0, count
+  end
+end
+return out
+`;
+
 /** Keys per batched command; a turn with more goes out in several. */
 const BATCH_MAX = 500;
 
@@ -150,6 +175,13 @@ interface PendingClaim extends Pending<boolean> {
   readonly at: number;
 }
 
+interface PendingCount extends Pending<CountResult | null> {
+  readonly limit: number;
+  /** -1: none. */
+  readonly seed: number;
+  readonly until: number;
+}
+
 interface PendingHit extends Pending<HitResult> {
   readonly limit: number;
   readonly windowMs: number;
@@ -161,6 +193,7 @@ interface ScriptCommands {
   palisadePeek(key: string, limit: number, windowMs: number): Promise<Reply5>;
   palisadePenalty(key: string, n: number, ttlMs: number): Promise<number>;
   palisadeClaims(numberOfKeys: number, ...keysThenTtls: (string | number)[]): Promise<number[]>;
+  palisadeCounts(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
 }
 
 /**
@@ -185,6 +218,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
   client.defineCommand('palisadePeek', { numberOfKeys: 1, lua: PEEK_LUA, readOnly: true });
   client.defineCommand('palisadePenalty', { numberOfKeys: 1, lua: PENALTY_LUA });
   client.defineCommand('palisadeClaims', { lua: CLAIMS_LUA });
+  client.defineCommand('palisadeCounts', { lua: COUNTS_LUA });
   const store = new RedisStore(client, o.logger ?? consoleLogger, o.allowEviction);
   await store.connect(o.connectTimeout);
   const problem = store.evictionProblem;
@@ -212,6 +246,8 @@ export class RedisStore implements StateStore {
   #hits: PendingHit[] = [];
   /** penalty() reads waiting for this turn's MGET. */
   #reads: Pending<number>[] = [];
+  /** countUpTo() calls waiting for this turn's counts command. */
+  #counts: PendingCount[] = [];
   #flushScheduled = false;
 
   constructor(client: Redis, log: StoreLogger, allowEviction = false) {
@@ -300,6 +336,27 @@ export class RedisStore implements StateStore {
     });
   }
 
+  /**
+   * Sent with the other counts of this event-loop turn (file header). Counters are kept like claims:
+   * under noeviction Redis drops none before its moment; a Redis that lost its data reports them absent.
+   */
+  countUpTo(key: string, limit: number, seed: number | null, untilMs: number): Promise<CountResult | null> {
+    let k: string;
+    let s: number;
+    let until: number;
+    try {
+      s = checkCount(limit, seed);
+      k = storeKey('n', checkKey('key', key));
+      until = checkUntil(untilMs, Date.now());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<CountResult | null>((resolve, reject) => {
+      this.#schedule();
+      this.#counts.push({ key: k, limit, seed: s, until, resolve, reject });
+    });
+  }
+
   peek(limitKey: string, rule: RateRule): Promise<HitResult> {
     try {
       checkRule(rule);
@@ -344,18 +401,31 @@ export class RedisStore implements StateStore {
 
   readonly #flush = (): void => {
     this.#flushScheduled = false;
-    const { claims, hits, reads } = this.#take();
+    const { claims, hits, reads, counts } = this.#take();
+    for (let i = 0; i < counts.length; i += BATCH_MAX) this.#sendCounts(counts.slice(i, i + BATCH_MAX));
     for (let i = 0; i < hits.length; i += BATCH_MAX) this.#sendHits(hits.slice(i, i + BATCH_MAX));
     for (let i = 0; i < claims.length; i += BATCH_MAX) this.#sendClaims(claims.slice(i, i + BATCH_MAX));
     for (let i = 0; i < reads.length; i += BATCH_MAX) this.#sendReads(reads.slice(i, i + BATCH_MAX));
   };
 
-  #take(): { claims: PendingClaim[]; hits: PendingHit[]; reads: Pending<number>[] } {
-    const taken = { claims: this.#claims, hits: this.#hits, reads: this.#reads };
+  #take(): { claims: PendingClaim[]; hits: PendingHit[]; reads: Pending<number>[]; counts: PendingCount[] } {
+    const taken = { claims: this.#claims, hits: this.#hits, reads: this.#reads, counts: this.#counts };
     this.#claims = [];
     this.#hits = [];
     this.#reads = [];
+    this.#counts = [];
     return taken;
+  }
+
+  #sendCounts(batch: PendingCount[]): void {
+    const args: (string | number)[] = batch.map((c) => c.key);
+    for (const c of batch) args.push(c.limit, c.seed, c.until);
+    this.#scripts.palisadeCounts(batch.length, ...args).then((r) => {
+      for (let i = 0; i < batch.length; i++) {
+        const allowed = r[2 * i]!;
+        batch[i]!.resolve(allowed < 0 ? null : { allowed: allowed === 1, count: r[2 * i + 1]! });
+      }
+    }, this.#failAll(batch));
   }
 
   #sendHits(batch: PendingHit[]): void {

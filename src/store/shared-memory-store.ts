@@ -5,7 +5,8 @@
 // - soft state (windows, marks, penalties, first-seen sets) in one fixed table at `path`
 //   (native/shm-table.h): 16 bytes per slot, STATE_STORE_CAPACITY slots (4,194,304, 64 MiB, by
 //   default). When a key's probe window has no free slot, the least recently used entry is evicted
-//   (counted by kind, logged at most once a minute) instead of refusing.
+//   (counted by kind, logged at most once a minute) instead of refusing. Plan-limit counters live
+//   there too but give way last: only to other counters, when their whole window holds counters.
 // - claims of used challenges in the directory `<path>.claims` (native/claim-store.h): one bucket
 //   of segment files per minute of the claims' end, each bucket deleted whole once it has passed;
 //   the buckets grow with traffic, up to `maxClaimBytes` (STATE_STORE_MAX_MEMORY), the only reason
@@ -16,10 +17,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PalisadeError } from '../errors.js';
-import { CLAIM_EXPIRED, CLAIM_FULL, ClaimStore, SHM_BUSY, SHM_FULL, ShmTable } from '../native.js';
+import { CLAIM_EXPIRED, CLAIM_FULL, ClaimStore, SHM_BUSY, SHM_FULL, SHM_MISSING, ShmTable } from '../native.js';
 import type { RateRule } from '../parse.js';
 import {
-  checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type HitResult, type StateStore,
+  checkCount, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type CountResult, type HitResult, type StateStore,
 } from './state-store.js';
 import type { StoreLogger } from './redis-store.js';
 
@@ -74,6 +75,7 @@ export interface Evictions {
   readonly seen: number;
   readonly window: number;
   readonly penalty: number;
+  readonly counter: number;
 }
 
 /**
@@ -180,6 +182,15 @@ export class SharedMemoryStore implements StateStore {
     return this.#table.penalty(checkKey('key', key));
   }
 
+  countUpToSync(key: string, limit: number, seed: number | null, untilMs: number): CountResult | null {
+    const s = checkCount(limit, seed);
+    const now = Date.now();
+    const r = this.#table.count(checkKey('key', key), limit, s, checkUntil(untilMs, now) - now);
+    if (r === SHM_MISSING) return null;
+    if (r < 0) throw this.#failure(r, false);
+    return { allowed: this.#out[0] === 1, count: this.#out[1]! };
+  }
+
   /** Every read here is synchronous. */
   get sync(): this {
     return this;
@@ -233,6 +244,14 @@ export class SharedMemoryStore implements StateStore {
     }
   }
 
+  countUpTo(key: string, limit: number, seed: number | null, untilMs: number): Promise<CountResult | null> {
+    try {
+      return Promise.resolve(this.countUpToSync(key, limit, seed, untilMs));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
   /** The mapping is either there or the store is closed: nothing to reach. */
   ping(): Promise<boolean> {
     return Promise.resolve(!this.#closed);
@@ -240,7 +259,7 @@ export class SharedMemoryStore implements StateStore {
 
   /** Soft-state entries this process evicted, by kind (a counter; sum it across workers). */
   evictions(): Evictions {
-    return this.#closed ? { seen: 0, window: 0, penalty: 0 } : this.#table.evictions();
+    return this.#closed ? { seen: 0, window: 0, penalty: 0, counter: 0 } : this.#table.evictions();
   }
 
   /** Reads every live segment's header (O(files), about 25 files at steady traffic): for gauges and the CLI. */
@@ -262,7 +281,7 @@ export class SharedMemoryStore implements StateStore {
     if (this.#log === undefined) return;
     const now = Date.now();
     const e = this.#table.evictions();
-    const total = e.seen + e.window + e.penalty;
+    const total = e.seen + e.window + e.penalty + e.counter;
     if (total > this.#evictionsLogged && now - this.#lastEvictionLog >= WARN_EVERY_MS) {
       this.#log.warn(
         { evicted: total - this.#evictionsLogged, byKind: e, capacity: this.#table.info.capacity },

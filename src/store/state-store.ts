@@ -7,8 +7,13 @@
 //   (503), it never answers "not used before" wrongly.
 // - soft: windows, marks, penalties, first-seen sets (hit, peek, addPenalty, penalty, seenOnce).
 //   It has a fixed budget and, past it, forgets the least recently used entries instead of
-//   refusing (counted as evictions): forgetting can reset a counter, never accept a replay. Implementations: shared-memory-store.ts (one host, default)
-// and redis-store.ts (REDIS_URL). test/helpers/store-conformance.ts runs one suite against both.
+//   refusing (counted as evictions): forgetting can reset a counter, never accept a replay.
+// - counters (countUpTo, plan limits): between the two. Redis keeps them like claims (noeviction);
+//   the shared-memory store keeps them with the soft state but evicts one only when its whole probe
+//   window holds counters, and reports a forgotten counter as absent, never as a lower count, so
+//   the caller seeds it again from what it knows (src/usage/plan-limit.ts).
+// Implementations: shared-memory-store.ts (one host, default) and redis-store.ts (REDIS_URL).
+// test/helpers/store-conformance.ts runs one suite against both.
 //
 // Rate rules (spec section 8), the same in both stores:
 // - `<count>/<window>`: fixed windows aligned to the Unix epoch (floor(now / window)); at most
@@ -30,6 +35,8 @@ export const STORE_LIMITS = {
   maxDurationMs: 2 ** 47,
   /** Penalty scores saturate here (the shared-memory slot keeps 24 bits). */
   maxPenalty: 16_777_215,
+  /** Highest counter value and limit of countUpTo (the shared-memory slot keeps 24 bits). */
+  maxCounter: 16_777_215,
 } as const;
 
 export interface HitResult {
@@ -45,8 +52,17 @@ export interface HitResult {
   readonly count: number;
 }
 
+export interface CountResult {
+  /** This use was counted: the counter was below the limit. */
+  readonly allowed: boolean;
+  /** The counter after this call (unchanged when not allowed). */
+  readonly count: number;
+}
+
 /** StateStore.sync: the operations the hot paths use, for a store that needs no I/O for them. */
 export interface SyncStateStore {
+  /** countUpTo on the calling thread. */
+  countUpToSync(key: string, limit: number, seed: number | null, untilMs: number): CountResult | null;
   /** claimOnce on the calling thread: throws STORE_FULL instead of rejecting. */
   claimOnceSync(id: string, untilMs: number): boolean;
   hitSync(limitKey: string, rule: RateRule): HitResult;
@@ -80,6 +96,15 @@ export interface StateStore {
   addPenalty(key: string, n: number, ttlMs: number): Promise<number>;
   /** The current penalty of `key` (0 when none or expired). */
   penalty(key: string): Promise<number>;
+  /**
+   * A counter of uses up to a limit, atomic across every process sharing the store. When `key`
+   * holds a count below `limit`, adds 1 and resolves {allowed: true}; at or above it, resolves
+   * {allowed: false} and counts nothing. When `key` is absent: with `seed` null resolves null and
+   * stores nothing; with a seed, creates the counter at min(seed, maxCounter), kept until epoch ms
+   * `untilMs` (not renewed by later uses), then counts as above. Of several seeds for one absent
+   * key, the first stored wins. 0 ≤ limit ≤ maxCounter; seed ≥ 0 or null; now < untilMs ≤ now + maxTtlMs.
+   */
+  countUpTo(key: string, limit: number, seed: number | null, untilMs: number): Promise<CountResult | null>;
   /**
    * The same operations on the calling thread, where the store can answer without I/O (the
    * shared-memory store; absent for Redis). The hot paths use it to skip a Promise per call; the
@@ -133,6 +158,14 @@ export function checkPenalty(value: unknown): number {
     throw new RangeError('a penalty must be a non-negative safe integer');
   }
   return value;
+}
+
+/** countUpTo's limit and seed; the seed comes back clamped to maxCounter (-1 for none). */
+export function checkCount(limit: unknown, seed: unknown): number {
+  if (!isInt(limit, 0, STORE_LIMITS.maxCounter)) throw new RangeError(`a counter limit must be an integer from 0 to ${STORE_LIMITS.maxCounter}`);
+  if (seed === null) return -1;
+  if (!isInt(seed, 0, Number.MAX_SAFE_INTEGER)) throw new RangeError('a counter seed must be a non-negative safe integer or null');
+  return Math.min(seed as number, STORE_LIMITS.maxCounter);
 }
 
 export function checkRule(rule: RateRule): RateRule {

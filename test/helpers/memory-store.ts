@@ -11,7 +11,8 @@ import { PalisadeError, type ErrorCode } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import type { RateRule } from '../../src/parse.js';
 import {
-  checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, STORE_LIMITS, type HitResult, type StateStore,
+  checkCount, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, STORE_LIMITS, type CountResult, type HitResult,
+  type StateStore,
 } from '../../src/store/state-store.js';
 
 interface Window {
@@ -32,8 +33,10 @@ export class MemoryStore implements StateStore {
   readonly seen = new Map<string, number>();
   readonly windows = new Map<string, Window>();
   readonly penalties = new Map<string, { score: number; expiry: number }>();
+  /** Counters of countUpTo; delete one to play an eviction. */
+  readonly counters = new Map<string, { count: number; expiry: number }>();
   /** Calls made, by method name (tests assert "no store call at all"). */
-  readonly calls = { claimOnce: 0, seenOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0 };
+  readonly calls = { claimOnce: 0, seenOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0, countUpTo: 0 };
   /** When set, every call rejects with PalisadeError(failWith). */
   failWith: ErrorCode | null = null;
   #now: () => number;
@@ -129,6 +132,24 @@ export class MemoryStore implements StateStore {
       checkKey('key', key);
       const p = this.penalties.get(key);
       return p && p.expiry > this.#now() ? p.score : 0;
+    });
+  }
+
+  countUpTo(key: string, limit: number, seed: number | null, untilMs: number): Promise<CountResult | null> {
+    return this.#run('countUpTo', () => {
+      checkKey('key', key);
+      const s = checkCount(limit, seed);
+      const now = this.#now();
+      checkUntil(untilMs, now);
+      let c = this.counters.get(key);
+      if (!c || c.expiry <= now) {
+        if (s < 0) return null;
+        c = { count: s, expiry: untilMs };
+        this.counters.set(key, c);
+      }
+      if (c.count >= limit) return { allowed: false, count: c.count };
+      c.count++;
+      return { allowed: true, count: c.count };
     });
   }
 

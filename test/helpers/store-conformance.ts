@@ -257,6 +257,70 @@ export function storeConformance(name: string, open: () => Promise<StateStore>, 
       assert.equal(await store.penalty(id('penbad')), 0);
     });
 
+    test('countUpTo: absent without a seed stores nothing; a seed creates it; counts up to the limit, then refuses without counting', async () => {
+      const k = id('count');
+      const until = Date.now() + 60_000;
+      assert.equal(await store.countUpTo(k, 5, null, until), null);
+      assert.equal(await store.countUpTo(k, 5, null, until), null);
+      assert.deepEqual(await store.countUpTo(k, 5, 2, until), { allowed: true, count: 3 });
+      // A later seed does not replace the counter.
+      assert.deepEqual(await store.countUpTo(k, 5, 0, until), { allowed: true, count: 4 });
+      assert.deepEqual(await store.countUpTo(k, 5, null, until), { allowed: true, count: 5 });
+      assert.deepEqual(await store.countUpTo(k, 5, null, until), { allowed: false, count: 5 });
+      assert.deepEqual(await store.countUpTo(k, 5, null, until), { allowed: false, count: 5 });
+      // A raised limit lets more through; a seed at or past the limit refuses at once.
+      assert.deepEqual(await store.countUpTo(k, 6, null, until), { allowed: true, count: 6 });
+      assert.deepEqual(await store.countUpTo(id('count-over'), 10, 12, until), { allowed: false, count: 12 });
+      assert.deepEqual(await store.countUpTo(id('count-zero'), 0, 0, until), { allowed: false, count: 0 });
+    });
+
+    test('countUpTo: concurrent uses of one counter let exactly the limit through', async () => {
+      const k = id('count-race');
+      const until = Date.now() + 60_000;
+      assert.deepEqual(await store.countUpTo(k, 100, 0, until), { allowed: true, count: 1 });
+      const results = await Promise.all(Array.from({ length: 300 }, () => store.countUpTo(k, 100, null, until)));
+      assert.equal(results.filter((r) => r?.allowed).length, 99);
+      assert.deepEqual(results.filter((r) => r?.allowed).map((r) => r!.count).sort((a, b) => a - b),
+        Array.from({ length: 99 }, (_, i) => i + 2));
+      // Concurrent first uses with seeds: one seed wins, the limit still holds exactly.
+      const fresh = id('count-seeds');
+      const seeded = await Promise.all(Array.from({ length: 50 }, (_, i) => store.countUpTo(fresh, 30, i % 2 === 0 ? 10 : 20, until)));
+      const allowed = seeded.filter((r) => r?.allowed).length;
+      assert.ok(allowed === 20 || allowed === 10, `${allowed} allowed`);
+      assert.equal(Math.max(...seeded.map((r) => r!.count)), 30);
+    });
+
+    test('countUpTo: gone at its moment, not renewed by uses; apart from penalties and windows of the same text', async () => {
+      const k = id('count-ttl');
+      assert.deepEqual(await store.countUpTo(k, 10, 0, Date.now() + 400), { allowed: true, count: 1 });
+      await sleep(200);
+      assert.deepEqual(await store.countUpTo(k, 10, null, Date.now() + 60_000), { allowed: true, count: 2 });
+      await sleep(400);
+      assert.equal(await store.countUpTo(k, 10, null, Date.now() + 60_000), null);
+      const shared = id('count-shared');
+      await store.addPenalty(shared, 7, 60_000);
+      await store.hit(shared, parseRateRule('3/1d'));
+      assert.equal(await store.countUpTo(shared, 10, null, Date.now() + 60_000), null);
+      assert.deepEqual(await store.countUpTo(shared, 10, 0, Date.now() + 60_000), { allowed: true, count: 1 });
+      assert.equal(await store.penalty(shared), 7);
+    });
+
+    test('countUpTo: limits up to maxCounter, seeds clamped to it; bad arguments refused', async () => {
+      const max = STORE_LIMITS.maxCounter;
+      const until = Date.now() + 60_000;
+      assert.deepEqual(await store.countUpTo(id('count-max'), max, max - 1, until), { allowed: true, count: max });
+      assert.deepEqual(await store.countUpTo(id('count-max'), max, null, until), { allowed: false, count: max });
+      assert.deepEqual(await store.countUpTo(id('count-clamp'), max, Number.MAX_SAFE_INTEGER, until), { allowed: false, count: max });
+      for (const limit of [-1, 0.5, max + 1, Number.NaN]) {
+        await assert.rejects(store.countUpTo(id('count-bad'), limit, 0, until), RangeError, String(limit));
+      }
+      for (const seed of [-1, 0.5, Number.NaN, 2 ** 53]) {
+        await assert.rejects(store.countUpTo(id('count-bad'), 5, seed, until), RangeError, String(seed));
+      }
+      await assert.rejects(store.countUpTo(id('count-bad'), 5, 0, Date.now() - 1), RangeError);
+      assert.equal(await store.countUpTo(id('count-bad'), 5, null, until), null);
+    });
+
     test('ping answers true while open', async () => {
       assert.equal(await store.ping(), true);
     });

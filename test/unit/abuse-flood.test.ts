@@ -50,7 +50,7 @@ test('no rule: disabled, check answers nothing and never touches the store', asy
   const { guard, store } = setup(null);
   assert.equal(guard.enabled, false);
   for (let i = 0; i < 1000; i++) assert.equal(guard.check(req('192.0.2.1'), false), undefined);
-  assert.deepEqual(store.calls, { claimOnce: 0, seenOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0 });
+  assert.deepEqual(store.calls, { claimOnce: 0, seenOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0, countUpTo: 0 });
 });
 
 test('100/1m: exactly 100 per window, then 429 RATE_LIMITED with Retry-After until the window ends', async () => {
@@ -225,6 +225,7 @@ function setupSync(rule: RateRule) {
       },
       penaltySync: () => 0,
       claimOnceSync: () => { throw new Error('the flood guard claims nothing'); },
+      countUpToSync: () => { throw new Error('the flood guard counts nothing'); },
     },
   });
   const { logger } = captureLogger();

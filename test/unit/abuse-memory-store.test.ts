@@ -33,5 +33,5 @@ test('MemoryStore: failWith makes every call reject with that code and counts th
   await assert.rejects(store.hit('k', parseRateRule('1/1m')), { code: 'STORE_UNAVAILABLE' });
   await assert.rejects(store.penalty('k'), { code: 'STORE_UNAVAILABLE' });
   assert.equal(await store.ping(), false);
-  assert.deepEqual(store.calls, { claimOnce: 0, seenOnce: 0, hit: 1, peek: 0, addPenalty: 0, penalty: 1 });
+  assert.deepEqual(store.calls, { claimOnce: 0, seenOnce: 0, hit: 1, peek: 0, addPenalty: 0, penalty: 1, countUpTo: 0 });
 });

@@ -128,7 +128,7 @@ test('THREATS_ENABLED=0: every call is a no-op that never touches the store', as
   assert.equal(await threats.isBlocked('192.0.2.1'), false);
   assert.equal(await threats.isMarked('192.0.2.1', 'probe'), false);
   assert.deepEqual(await threats.standing('192.0.2.1'), { blocked: false, markPenalty: 0 });
-  assert.deepEqual(store.calls, { claimOnce: 0, seenOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0 });
+  assert.deepEqual(store.calls, { claimOnce: 0, seenOnce: 0, hit: 0, peek: 0, addPenalty: 0, penalty: 0, countUpTo: 0 });
 });
 
 test('no malicious rule: nothing blocks, nothing is counted', async () => {

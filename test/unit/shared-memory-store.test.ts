@@ -57,7 +57,7 @@ test('a full soft table evicts the least recently used entry instead of refusing
   for (let i = 0; i < 10; i++) assert.equal(store.hitSync(`new${i}`, rule).count, 1, 'no STORE_FULL');
   assert.equal(await store.addPenalty('p', 3, 60_000), 3);
   assert.equal(store.seenOnceSync('seen', 60_000), true);
-  assert.deepEqual(store.evictions(), { seen: 0, window: 12, penalty: 0 });
+  assert.deepEqual(store.evictions(), { seen: 0, window: 12, penalty: 0, counter: 0 });
   assert.equal(store.hitSync('old7', rule).count, 3, 'the recently used entry was not evicted');
   assert.equal(store.hitSync('new3', rule).count, 2, 'nor the newest');
   assert.equal(store.stats().full, 0);
@@ -67,6 +67,38 @@ test('a full soft table evicts the least recently used entry instead of refusing
   for (let i = 0; i < 1000; i++) assert.equal(store.claimOnceSync(`claim${i}`, LATER), false);
   assert.equal(store.claimMemory().claims, 1000);
   await store.close();
+});
+
+test('counters give way last: a flood of other keys never evicts one; only counters evict counters, read as absent then', () => {
+  // 64 slots: one probe window, so every key competes with every other.
+  const store = openSharedMemoryStore(fresh(), { capacity: 64 });
+  const rule = parseRateRule('5/1h');
+  const until = Date.now() + 3_600_000;
+  const t0 = Date.now();
+  store.setClock(t0);
+  assert.deepEqual(store.countUpToSync('plan|a', 100, 0, until), { allowed: true, count: 1 });
+  // Long unused, then 10,000 new keys of every soft kind (rotating addresses): the counter stays.
+  for (let i = 0; i < 10_000; i++) {
+    store.setClock(t0 + 1000 + i);
+    store.hitSync(`ip${i}`, rule);
+    if (i % 10 === 0) store.addPenaltySync(`pen${i}`, 1, 60_000);
+    if (i % 10 === 5) store.seenOnceSync(`seen${i}`, 60_000);
+  }
+  const e = store.evictions();
+  assert.ok(e.window + e.penalty + e.seen > 9_000, JSON.stringify(e));
+  assert.equal(e.counter, 0);
+  assert.deepEqual(store.countUpToSync('plan|a', 100, null, until), { allowed: true, count: 2 });
+  // Counters fill the window: the least recently used counter goes, and reads as absent (to be seeded again).
+  store.setClock(t0 + 20_000);
+  for (let i = 0; i < 64; i++) {
+    store.setClock(t0 + 20_000 + i * 100);
+    assert.deepEqual(store.countUpToSync(`plan|n${i}`, 100, 0, until), { allowed: true, count: 1 }, `n${i}`);
+  }
+  assert.equal(store.evictions().counter, 1);
+  assert.equal(store.countUpToSync('plan|a', 100, null, until), null);
+  assert.deepEqual(store.countUpToSync('plan|n63', 100, null, until), { allowed: true, count: 2 });
+  assert.equal(store.stats().full, 0);
+  void store.close();
 });
 
 test('occupancy of a range of slots wraps at the end; sampleLoad walks the table window by window', () => {
