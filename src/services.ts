@@ -16,8 +16,8 @@ import { preparePowSecrets, type PowSecrets } from './pow/secrets.js';
 import { claimMemoryBytes } from './primary/resources.js';
 import { createStateStore, type StateStore } from './store/index.js';
 import { createAccountUsage } from './usage/account-usage.js';
+import { createPlanLimit, type ChargePlan } from './usage/plan-limit.js';
 import { createUsageBuffer, type UsageBuffer } from './usage/usage-buffer.js';
-import type { AccountRequestCounter } from './keys/authorize.js';
 
 export interface Services {
   readonly store: StateStore;
@@ -25,7 +25,8 @@ export interface Services {
   readonly keys: KeyCache;
   readonly keySecrets: KeySecrets;
   readonly usage: UsageBuffer;
-  readonly accountUsage: AccountRequestCounter;
+  /** Counts a request against its account's plan limit (src/usage/plan-limit.ts). */
+  readonly planLimit: ChargePlan;
   readonly pow: PowSecrets;
   readonly pool: ChallengePool;
   /** Flushes usage and releases everything; never throws. */
@@ -79,14 +80,19 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     },
   );
   usage.start();
-  const accountUsage = createAccountUsage((accountId, month) => accountRequests(db.sql, accountId, month), usage, {
+  const durable = (accountId: string, month: string) => accountRequests(db.sql, accountId, month);
+  const accountUsage = createAccountUsage(durable, usage, {
     onError: warnEvery(logger, 10_000, 'reading account usage failed; plan limits fail open meanwhile'),
+  });
+  const planLimit = createPlanLimit({
+    store, durable, buffer: usage, approximate: accountUsage,
+    onError: warnEvery(logger, 10_000, 'plan limit counters unavailable; plan limits follow the usage count (up to 10 s behind) meanwhile'),
   });
   const pow = preparePowSecrets(config.secrets.PALISADE_HMAC_SECRET);
   const pool = createChallengePool({ secrets: pow }, poolSizeOptions(config.CHALLENGE_POOL_SIZE));
 
   return {
-    store, db, keys, keySecrets, usage, accountUsage, pow, pool,
+    store, db, keys, keySecrets, usage, planLimit, pow, pool,
     async close(timeoutMs) {
       pool.close();
       const flushed = await usage.close(timeoutMs).catch(() => false);

@@ -5,7 +5,7 @@ import type { AbuseProtection } from '../abuse/index.js';
 import { isPalisadeError, PalisadeError } from '../errors.js';
 import type { Router } from '../http/router.js';
 import type { RequestContext } from '../http/types.js';
-import { authorizeBrowser, authorizeServer, createPlanLimitCheck } from '../keys/authorize.js';
+import { authorizeBrowser, authorizeServer } from '../keys/authorize.js';
 import { requestOrigin } from '../keys/hostnames.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Metrics } from '../metrics.js';
@@ -26,14 +26,12 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     const sync = store.sync;
     return sync === undefined ? store.claimOnce(id, untilMs) : sync.claimOnceSync(id, untilMs);
   };
-  const planLimit = createPlanLimitCheck(services.accountUsage);
+  const chargePlan = services.planLimit;
   const penalty = (ip: string) => abuse.penaltyFor(ip);
-  // After authentication: plan limit, then the key's own rate rule. The key itself, without a
-  // Promise, when neither has anything to wait for (an unlimited plan, no rule of its own).
+  // After authentication: the key's own rate rule. The key itself, without a Promise, when there is
+  // nothing to wait for (no rule of its own).
   const guard = (key: ApiKey, req: RequestContext): ApiKey | Promise<ApiKey> => {
     req.authorizedKey = key;
-    const plan = planLimit(key);
-    if (plan !== undefined) return plan.then(() => abuse.checkKeyRateLimit(key, req)).then(() => key);
     const rate = abuse.checkKeyRateLimit(key, req);
     return rate === undefined ? key : rate.then(() => key);
   };
@@ -41,10 +39,31 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     const key = authorizeBrowser(req, keys);
     return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
   };
-  // Verification refuses IPs marked malicious before spending any work on them.
+  // The plan is charged where a request is counted in usage, once nothing else refuses it: a
+  // refused request spends none of the plan (src/usage/plan-limit.ts).
+  const charged = (key: ApiKey): ApiKey | Promise<ApiKey> => {
+    const plan = chargePlan(key);
+    return plan === undefined ? key : plan.then(() => key);
+  };
+  // Verification refuses IPs marked malicious before spending any work (or plan) on them.
   const verifier = (req: RequestContext): ApiKey | Promise<ApiKey> => {
     const blocked = abuse.assertNotBlocked(req.ip);
-    return blocked instanceof Promise ? blocked.then(() => browser(req)) : browser(req);
+    const key = blocked instanceof Promise ? blocked.then(() => browser(req)) : browser(req);
+    return key instanceof Promise ? key.then(charged) : charged(key);
+  };
+  // A challenge counts as one request of the key's plan and usage once abuse protection let it through.
+  const admitChallenge = (req: RequestContext, penalty: number): number | Promise<number> => {
+    // guard() stored the ApiKey itself.
+    const key = req.authorizedKey as ApiKey;
+    const plan = chargePlan(key);
+    if (plan === undefined) {
+      usage.countUsage(key, null, originOf(req));
+      return penalty;
+    }
+    return plan.then(() => {
+      usage.countUsage(key, null, originOf(req));
+      return penalty;
+    });
   };
   const server = async (req: RequestContext) => {
     try {
@@ -76,14 +95,7 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     // verify route, so a blocked client does not spend the key's plan.
     penalty: (req) => {
       const penalty = abuse.challengePenalty(req);
-      if (typeof penalty === 'number') {
-        usage.countUsage(req.authorizedKey!, null, originOf(req));
-        return penalty;
-      }
-      return penalty.then((p) => {
-        usage.countUsage(req.authorizedKey!, null, originOf(req));
-        return p;
-      });
+      return typeof penalty === 'number' ? admitChallenge(req, penalty) : penalty.then((p) => admitChallenge(req, p));
     },
     onChallenge: () => metrics.challenges.inc(),
     pool: services.pool,
@@ -104,7 +116,7 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));
 
   router.add('POST', '/challenge/verify', createChallengeVerifyHandler({
-    authorizeServer: server, findKey, secrets: services.pow, claimOnce, onVerify, countUsage,
+    authorizeServer: server, findKey, secrets: services.pow, claimOnce, onVerify, countUsage, chargePlan,
   }, { clockSkewMs }));
 
   router.add('GET', '/usage', usageRoute({ sql: services.db.sql, authorizeServer: server, currentMonth: usage.currentMonth }));

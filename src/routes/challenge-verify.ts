@@ -1,7 +1,10 @@
 // POST /challenge/verify (spec 4.3, server-side, authorised with the key's secret): body
 // {payload, apiKey?}, where payload is a widget payload (v1 or v2) or a server-signature payload and
-// apiKey names the issuing key when it is not the authorising one (same account only).
+// apiKey names the issuing key when it is not the authorising one (same account only: a key of
+// another account is answered 401 API_KEY_INVALID, like an unknown one, and its payload stays unspent).
 // 200 {verified:true} or {verified:false, reason}; exactly once, like the other verifications.
+// A widget payload is a request of the issuing key's plan and usage; a server payload was counted
+// when POST /v1/verify issued it, so verifying it spends nothing and is never refused by the plan.
 import { PalisadeError } from '../errors.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
@@ -22,6 +25,8 @@ export interface ChallengeVerifyRouteDeps {
   readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
   /** Counted for widget payloads only: a server payload was already counted by POST /v1/verify. */
   readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
+  /** Charges the plan for a widget payload before it is verified; throws PLAN_LIMIT_EXCEEDED (src/usage/plan-limit.ts). */
+  readonly chargePlan: (key: ApiKey) => void | Promise<void>;
 }
 
 export interface ChallengeVerifyRouteOptions {
@@ -63,6 +68,7 @@ export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, opt
         reason = check.verified ? null : check.reason;
       }
     } else {
+      await deps.chargePlan(key);
       const result = await verifyDecoded(decoded, verifyDeps, key.id);
       reason = result.verified ? null : result.reason;
       deps.countUsage(key, null, requestOrigin(req));

@@ -47,6 +47,7 @@ function harness(penalty = 0) {
     ...common, authorizeServer: serverAuthorizer(keys), findKey: keyFinder(keys),
     onVerify: (ok, reason) => { events.verifications.push([ok, reason]); },
     countUsage: (key, classification, origin) => { events.usage.push([key.id, classification, origin]); },
+    chargePlan: () => undefined,
   });
   return { challenge, verify, signature, challengeVerify, events, pool };
 }
