@@ -1,5 +1,6 @@
-// Monthly requests of an account for plan limits: the durable count (cached per worker for
-// `ttlMs`, refreshed in the background) plus what this worker counted and has not written yet.
+// Monthly requests of an account, for the plan-limit check when the state store cannot count
+// (src/usage/plan-limit.ts): the durable count (cached per worker for `ttlMs`, refreshed in the
+// background) plus what this worker counted and has not written yet.
 // Other workers' unwritten counts are missing for at most one flush interval, and the durable
 // count is at most ttlMs old: a plan limit can be passed by what the whole cluster serves in
 // about ttlMs + 1 s. When the database fails and no count is known yet, 0 is assumed: plan limits

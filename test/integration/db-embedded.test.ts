@@ -10,6 +10,7 @@ import { ensureDefaultAccount } from '../../src/db/accounts.js';
 import { openDatabase } from '../../src/db/client.js';
 import { assertSupportedEngine, parseEmbeddedDbAddr } from '../../src/db/engines.js';
 import { migrate } from '../../src/db/migrate.js';
+import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { createApiKey, loadApiKey } from '../../src/keys/api-keys.js';
 import { embeddedSocketPath, startEmbeddedDatabase } from '../../src/primary/embedded-db.js';
 import { freshPgliteDataDir, testKeySecrets } from '../helpers/db.js';
@@ -82,7 +83,7 @@ test('socket 0600 in a 0700 directory; data survives close and reopen; the lock 
 
     embedded = await startEmbeddedDatabase({ dataDir: dir, location: 'db/palisade' });
     db = openDatabase({ socketPath: embedded.socketPath });
-    assert.deepEqual(await migrate(db.sql), { applied: [], version: 1 });
+    assert.deepEqual(await migrate(db.sql), { applied: [], version: MIGRATIONS.at(-1)!.id });
     const loaded = await loadApiKey(db.sql, secrets, key.id);
     assert.equal(loaded?.secret, secret);
     assert.deepEqual(loaded?.hostnames, ['keep.example']);
