@@ -154,7 +154,8 @@ for (const kind of ['pglite', 'postgres'] as DbKind[]) {
         const insertKey = (id: string, free: string | null) => q`
           insert into api_keys (id, account_id, hostnames, plan, free_hostname, secret_nonce, secret_hash)
           values (${id}, ${dflt}, ${q.array(free === null ? [] : [free])}, ${free === null ? 'unlimited' : 'free'}, ${free}, 'n', ${`h-${id}`})`;
-        await insertKey('key_operator0000000000000000', null);
+        // An operator key holding a hostname (given to it by `keys hostname reassign`) is no generated key.
+        await insertKey('key_operator0000000000000000', 'c.example');
         await insertKey('ckey_stranger000000000000000', 'a.example');
         await insertKey('ckey_victim00000000000000000', 'b.example');
         await q`insert into usage_monthly (api_key_id, month, account_id, requests) values
