@@ -66,7 +66,7 @@ test('claims of different moments are filed apart; the same id with its one mome
   }
 });
 
-test('a bucket overflows into generations that double; the next bucket starts at twice the last one\'s claims', () => {
+test('a bucket overflows into generations that grow fourfold; the next bucket starts at twice the last one\'s claims', () => {
   const path = fresh();
   const store = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0, minClaimSlots: 1024 });
   try {
@@ -76,15 +76,47 @@ test('a bucket overflows into generations that double; the next bucket starts at
     for (let i = 0; i < 5000; i++) assert.equal(store.claimOnceSync(`f${i}`, first), false, `f${i}`);
     const bucket = Math.floor(first / MINUTE);
     const gens = readdirSync(`${path}.claims`).filter((f) => f.startsWith(`${bucket}.`)).sort();
-    // 1,024 + 2,048 + 4,096 slots hold 5,000 claims (a window of 32 slots fills before the table does).
+    // 1,024 + 1,024 + 4,096 (+ 16,384) slots hold 5,000 claims: a probe sequence can be full before
+    // its segment is.
     assert.ok(gens.length >= 3 && gens.length <= 4, gens.join(' '));
     assert.equal(statSync(join(`${path}.claims`, `${bucket}.0`)).size, 64 + 1024 * 8);
-    assert.equal(statSync(join(`${path}.claims`, `${bucket}.1`)).size, 64 + 2048 * 8);
-    // The next minute's first segment: the smallest power of two at or above twice 5,000 claims.
+    assert.equal(statSync(join(`${path}.claims`, `${bucket}.1`)).size, 64 + 1024 * 8);
+    assert.equal(statSync(join(`${path}.claims`, `${bucket}.2`)).size, 64 + 4096 * 8);
+    // The next minute's first segment: twice 5,000 claims, rounded up to whole 4 KiB pages of slots.
     assert.equal(store.claimOnceSync('next', first + MINUTE), true);
-    assert.equal(statSync(join(`${path}.claims`, `${bucket + 1}.0`)).size, 64 + 16_384 * 8);
+    assert.equal(statSync(join(`${path}.claims`, `${bucket + 1}.0`)).size, 64 + 10_240 * 8);
   } finally {
     void store.close();
+  }
+});
+
+test('the primary prepares the next bucket ahead of its first claim; workers only map it', () => {
+  const path = fresh();
+  const primary = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0, minClaimSlots: 1024 });
+  const worker = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0, minClaimSlots: 1024, sweepFiles: false });
+  try {
+    primary.setClock(T0);
+    worker.setClock(T0);
+    const until = T0 + 21 * MINUTE;
+    const bucket = Math.floor(until / MINUTE);
+    for (let i = 0; i < 3000; i++) assert.equal(worker.claimOnceSync(`p${i}`, until), true);
+    const files = () => readdirSync(`${path}.claims`).filter((f) => f !== 'meta').sort();
+    worker.sweep();
+    assert.deepEqual(files().filter((f) => f.startsWith(`${bucket + 1}.`)), [], 'a worker prepares nothing');
+    primary.sweep();
+    // Twice the 3,000 claims of the bucket before, in whole pages: 6,144 slots.
+    assert.equal(statSync(join(`${path}.claims`, `${bucket + 1}.0`)).size, 64 + 6144 * 8);
+    // A bucket with no claims gets no successor: preparation never runs ahead of traffic.
+    primary.sweep();
+    assert.deepEqual(files().filter((f) => f.startsWith(`${bucket + 2}.`)), []);
+    // The worker's first claim in the next minute maps the prepared segment: no new file.
+    const before = files();
+    assert.equal(worker.claimOnceSync('next', until + MINUTE), true);
+    assert.deepEqual(files(), before);
+    assert.equal(primary.claimOnceSync('next', until + MINUTE), false, 'both processes see the one claim');
+  } finally {
+    void worker.close();
+    void primary.close();
   }
 });
 
