@@ -154,8 +154,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * `state`: how full the shared-memory state table is (README, "Sizing the shared-memory state
- * table"). Opens the file the service uses, never creates one, and only reads it.
+ * `state`: how full the shared-memory store is, soft table and claims (README, "Sizing the state
+ * store"). Opens the files the service uses, never creates one, and only reads them.
  */
 function stateCommand(config: Config, json: boolean): number {
   if (config.REDIS_URL) {
