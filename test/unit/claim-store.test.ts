@@ -7,9 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ClaimStore } from '../../src/native.js';
+import { createChallenge } from '../../src/pow/challenge.js';
+import { resolvePolicy } from '../../src/pow/policy.js';
+import { preparePowSecrets } from '../../src/pow/secrets.js';
+import { verifyPayload } from '../../src/pow/verify.js';
 import { claimMemoryBytes } from '../../src/primary/resources.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import { captureLogger } from '../helpers/memory-store.js';
+import { solveV2 } from '../helpers/pow-test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'palisade-claims-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -231,4 +236,39 @@ test('sustained load: 2,000 claims/s for 24 simulated hours on the default confi
   assert.ok(peakBytes / peakClaims <= 32, `${(peakBytes / peakClaims).toFixed(1)} bytes per claim`);
   // About 21 minutes of claims live at once (2.5 million), up to a minute more until a bucket goes.
   assert.ok(peakClaims >= 2_400_000 && peakClaims <= 2_800_000, String(peakClaims));
+});
+
+test('claim lifetime through verification: refused as used until expiry plus the margin, as expired after, and gone once its minute has passed', async () => {
+  const path = fresh();
+  const store = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0 });
+  const secrets = preparePowSecrets('claim-lifetime-hmac-secret-0123456789');
+  const apiKeyId = 'key_claimlifetime000000000000';
+  const policy = resolvePolicy({ counterMin: 0, counterMax: 20, expiresInMs: 20 * MINUTE }, { maxMemoryBytes: 2 ** 27 });
+  let now = T0;
+  const deps = { secrets, claimOnce: (id: string, until: number) => store.claimOnceSync(id, until), now: () => now };
+  try {
+    store.setClock(now);
+    const { payload, challenge } = await solveV2(await createChallenge(policy, { secrets, apiKeyId, now }));
+    const expiresAt = challenge.parameters.expiresAt! * 1000;
+    const first = await verifyPayload(payload, deps, apiKeyId);
+    assert.deepEqual([first.verified, first.verified && first.expiresAt], [true, expiresAt / 1000]);
+    // Just before expiry: the replay is refused by the claim.
+    now = expiresAt - 1000;
+    store.setClock(now);
+    assert.deepEqual(await verifyPayload(payload, deps, apiKeyId), { verified: false, reason: 'PAYLOAD_ALREADY_USED' });
+    // Between expiry and expiry + 60 s the claim is still there, and the expiry check refuses first.
+    now = expiresAt + 30_000;
+    store.setClock(now);
+    assert.deepEqual(await verifyPayload(payload, deps, apiKeyId), { verified: false, reason: 'CHALLENGE_EXPIRED' });
+    const bucket = Math.floor((expiresAt + 60_000) / MINUTE);
+    assert.ok(readdirSync(`${path}.claims`).includes(`${bucket}.0`), 'the claim is kept until expiry plus the margin');
+    // Once the claim's minute (and the 10 s grace) has passed, its bucket is deleted; the replay is still refused as expired.
+    now = (bucket + 1) * MINUTE + 11_000;
+    store.setClock(now);
+    store.sweep();
+    assert.equal(readdirSync(`${path}.claims`).some((f) => f.startsWith(`${bucket}.`)), false, 'gone after it');
+    assert.deepEqual(await verifyPayload(payload, deps, apiKeyId), { verified: false, reason: 'CHALLENGE_EXPIRED' });
+  } finally {
+    void store.close();
+  }
 });
