@@ -51,6 +51,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   metrics.watchUsage(() => usage.stats());
   metrics.watchPool(() => services.pool.stats());
   if (store instanceof SharedMemoryStore) metrics.watchStateTable(store);
+  metrics.watchEvictions(store);
 
   registerOpsRoutes(router, {
     version: config.version,
