@@ -10,7 +10,7 @@ import {
   type CidrList, type RateRule, type RateRuleKey, RATE_RULE_KEYS,
   parseBoolean, parseCidrList, parseCron, parseDuration, parseInteger, parseList, parseRateRule, parseSize,
 } from './parse.js';
-import { resolveSecrets, SECRET_NAMES, type Secrets } from './secrets.js';
+import { resolveSecrets, SECRET_NAMES, seedProblem, type Secrets } from './secrets.js';
 
 type Parser<T> = (raw: string) => T;
 
@@ -50,6 +50,12 @@ const oneOf = <T extends string>(...values: T[]): Parser<T> => (s) => {
 const minLength = (n: number): Parser<string | null> => (s) => {
   if (s === '') return null;
   if (s.length < n) throw new Error(`must be at least ${n} characters`);
+  return s;
+};
+const seed: Parser<string | null> = (s) => {
+  if (s === '') return null;
+  const problem = seedProblem(s);
+  if (problem !== null) throw new Error(problem);
   return s;
 };
 const basePath: Parser<string> = (s) => {
@@ -115,7 +121,8 @@ export const VARIABLES = {
   IP_HEADERS_SECRET: v('Client IP', '', str, 'When set, X-Real-IP / CF-Connecting-IP / True-Client-IP are honoured only if X-IP-Headers-Secret carries this value.', true),
   ANONYMIZE_IP_ADDRESS: v('Client IP', '1', bool, 'Anonymize IPs in stored request logs and verification data.'),
   // --- secrets
-  SECRET_SEED: v('Secrets', '', minLength(24), 'When set, every generated secret is derived from it with HKDF-SHA256 so all nodes agree.', true),
+  SECRET_SEED: v('Secrets', '', seed, 'When set, every generated secret is derived from it with HKDF-SHA256 so all nodes agree; the primary writes the derived values to DATA_DIR/secrets.json, so a later start without the seed keeps them. Refused unless it has at least 24 characters, 10 different ones and an estimated 80 bits of entropy: its length times the smaller of the Shannon entropy of its characters and that of the differences between neighbouring characters (so repeats such as abab… and runs such as abcd… are refused; words of a passphrase count as random characters). E.g. `openssl rand -base64 32`. On a DATA_DIR whose secrets.json holds other values the service refuses to start, naming them: see SECRET_SEED_ROTATE.', true),
+  SECRET_SEED_ROTATE: v('Secrets', '0', bool, 'With SECRET_SEED on a DATA_DIR whose secrets.json holds other PALISADE_HMAC_SECRET, CODE_CHALLENGE_SECRET, JWT_SECRET or HASHING_SALT values (generated before the seed was set, or derived from another seed): 1 = replace them with the derived values and rewrite secrets.json, so later starts agree with or without the seed. Every existing API key secret then fails with 401 API_KEY_INVALID until the key gets a new one (`npm run cli -- keys rotate KEY_ID`), challenges already issued fail verification and admin sessions end. 0 = refuse to start instead, naming the secrets that differ. The CLI never rotates: it refuses until the service has started once with the switch.'),
   PALISADE_HMAC_SECRET: v('Secrets', '', minLength(24), 'Signs challenges. Generated and persisted in DATA_DIR when unset.', true),
   CODE_CHALLENGE_SECRET: v('Secrets', '', minLength(24), 'Signs code challenges. Generated when unset.', true),
   JWT_SECRET: v('Secrets', '', minLength(24), 'Signs admin session JWTs. Generated when unset.', true),
@@ -309,6 +316,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       nodeName: out.NODE_NAME as string,
       given: Object.fromEntries(SECRET_NAMES.map((n) => [n, (out[n] as string | null) || null])),
       persist: options.persistSecrets ?? true,
+      rotate: out.SECRET_SEED_ROTATE as boolean,
     });
   } catch (err) {
     throw new ConfigError([`secrets: ${(err as Error).message}`]);

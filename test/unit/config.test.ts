@@ -120,10 +120,12 @@ test('all problems are reported together, secrets never echoed', () => {
 });
 
 test('minimum secret lengths (24) are enforced', () => {
-  for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'EMBEDDED_DB_HMAC_SECRET', 'SECRET_SEED']) {
+  for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'EMBEDDED_DB_HMAC_SECRET']) {
     assert.match(problems({ [name]: 'a'.repeat(23) })[0]!, new RegExp(`^${name}: must be at least 24 characters`));
     assert.doesNotThrow(() => load({ [name]: 'a'.repeat(24) }));
   }
+  // SECRET_SEED has its own rule (test/unit/secret-seed.test.ts).
+  assert.match(problems({ SECRET_SEED: 'kQ3v9Zx7Lm2Pw8Rt5Yn4Bc6' })[0]!, /^SECRET_SEED: must have at least 24 characters/);
 });
 
 test('secrets are generated once, persisted 0600 and reused', () => {
@@ -149,7 +151,7 @@ test('secrets are generated once, persisted 0600 and reused', () => {
 });
 
 test('SECRET_SEED: two nodes with the same seed agree; a different seed differs', () => {
-  const seed = 's'.repeat(32);
+  const seed = 'Vb7Kq2Xw9Lr4Tz1Nm8Pc3Hs6Jd5Fg0Ye';
   const a = load({ SECRET_SEED: seed, NODE_NAME: 'a' });
   const b = load({ SECRET_SEED: seed, NODE_NAME: 'b' });
   for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'HASHING_SALT'] as const) {
@@ -158,7 +160,7 @@ test('SECRET_SEED: two nodes with the same seed agree; a different seed differs'
   }
   assert.notEqual(a.secrets.PALISADE_HMAC_SECRET, a.secrets.JWT_SECRET);
   assert.notEqual(a.secrets.NODE_ID, b.secrets.NODE_ID);
-  const c = load({ SECRET_SEED: 't'.repeat(32) });
+  const c = load({ SECRET_SEED: 'Wc8Lr3Yx0Ms5Ua2On9Qd4It7Ke6Gh1Zf' });
   assert.notEqual(c.secrets.PALISADE_HMAC_SECRET, a.secrets.PALISADE_HMAC_SECRET);
   // Known answer, so a change of derivation cannot slip by.
   assert.equal(deriveSecret('correct horse battery staple!', 'PALISADE_HMAC_SECRET').length, 43);
