@@ -11,6 +11,7 @@ import {
   parseBoolean, parseCidrList, parseCron, parseDuration, parseInteger, parseList, parseRateRule, parseSize,
 } from './parse.js';
 import { resolveSecrets, SECRET_NAMES, seedProblem, type Secrets } from './secrets.js';
+import { STORE_LIMITS } from './store/state-store.js';
 
 type Parser<T> = (raw: string) => T;
 
@@ -158,7 +159,7 @@ export const VARIABLES = {
   CHALLENGE_POOL_SIZE: v('Limits', '32', uint(1, 100_000), 'Challenges each worker derives ahead per expensive deterministic policy (PBKDF2, scrypt, Argon2id), refilled when fewer than a quarter are ready: a burst up to this size per worker is answered without waiting for a derivation (palisade_challenge_pool_takes_total{result="waited"} counts the takes that found it empty). Each ready challenge holds about 300 bytes; a deep pool also costs derivation CPU right after start-up.'),
   POW_MAX_THREADS: v('Limits', '', optUint(1, 256), 'Threads for expensive challenge creation and validation; empty = half the CPUs (at least 1).'),
   HEADER_ENTROPY_MAX_ENTRIES: v('Limits', '100', uint(1), 'Header-combination hashes stored per IP.'),
-  PENALTY_TTL: v('Limits', '30m', secs, 'Lifetime of an accumulated penalty score.'),
+  PENALTY_TTL: v('Limits', '30m', secs, 'Lifetime of an accumulated penalty score (1s to 795d, the longest the state store keeps an entry).'),
   DELETE_SPAM_SUBMISSIONS_IN: v('Limits', '14d', secs, 'Spam-flagged submissions are deleted after this time.'),
   REQUEST_LOGS_TTL: v('Limits', '72h', secs, 'Retention of request logs.'),
   REQUEST_LOGS_MAX_RATE: v('Limits', '200', optUint(1), 'Most request-log rows stored per second by each worker (beyond it rows are left out and counted in palisade_request_logs_skipped_total; usage counters stay exact); empty = every request. Bounds what a flood costs the database.'),
@@ -302,6 +303,19 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if ((out.CLAIM_CLOCK_SKEW as number) < 1000) problems.push('CLAIM_CLOCK_SKEW must be at least 1s');
   if ((out.CACHE_DURATION_USED_CHALLENGES as number) * 1000 < (out.CLAIM_CLOCK_SKEW as number) + 60_000) {
     problems.push('CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m');
+  }
+  // Penalties and threat marks are kept in the state store, which refuses a lifetime past maxTtlMs
+  // with a RangeError: checked here, or every failed verification would throw it.
+  const maxDays = Math.floor(STORE_LIMITS.maxTtlMs / 86_400_000);
+  const penaltyTtl = out.PENALTY_TTL as number | undefined;
+  if (penaltyTtl !== undefined && (penaltyTtl < 1000 || penaltyTtl > STORE_LIMITS.maxTtlMs)) {
+    problems.push(`PENALTY_TTL must be from 1s to ${maxDays}d`);
+  }
+  for (const name of ['THREATS_PROBE_LIMIT', 'THREATS_MALICIOUS_LIMIT', 'THREATS_BOT_LIMIT', 'THREATS_PROXY_LIMIT', 'THREATS_TOR_LIMIT'] as const) {
+    const r = out[name] as RateRule | null | undefined;
+    if (r && Math.max(r.windowMs, r.blockMs, r.expireMs) > STORE_LIMITS.maxTtlMs) {
+      problems.push(`${name}: the window, block and expire must each be at most ${maxDays}d (how long a mark can be kept)`);
+    }
   }
   if (out.HEAP_LIMIT_MB && out.CONTAINER_MEMORY_LIMIT_MB && (out.HEAP_LIMIT_MB as number) >= (out.CONTAINER_MEMORY_LIMIT_MB as number)) {
     problems.push('HEAP_LIMIT_MB must stay below CONTAINER_MEMORY_LIMIT_MB');
