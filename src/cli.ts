@@ -3,7 +3,8 @@
 //   - the embedded database of a running service (through its socket, DATA_DIR/run/db.sock),
 //   - the embedded database of a stopped service (opened here, under the same lock).
 // Secrets (PALISADE_HMAC_SECRET, HASHING_SALT) are resolved exactly as the service does
-// (environment, SECRET_SEED, else DATA_DIR/secrets.json), so derived key secrets agree.
+// (environment, SECRET_SEED, else DATA_DIR/secrets.json), so derived key secrets agree; a seed that
+// disagrees with secrets.json is refused as the service refuses it, and the CLI never rotates.
 //
 // The CLI is a process entry point: like src/config.ts it reads the environment, in one place
 // (configFromEnvironment), through the service's own loadConfig.

@@ -10,7 +10,8 @@ import {
   type CidrList, type RateRule, type RateRuleKey, RATE_RULE_KEYS,
   parseBoolean, parseCidrList, parseCron, parseDuration, parseInteger, parseList, parseRateRule, parseSize,
 } from './parse.js';
-import { resolveSecrets, SECRET_NAMES, type Secrets } from './secrets.js';
+import { resolveSecrets, SECRET_NAMES, seedProblem, type Secrets } from './secrets.js';
+import { STORE_LIMITS } from './store/state-store.js';
 
 type Parser<T> = (raw: string) => T;
 
@@ -50,6 +51,12 @@ const oneOf = <T extends string>(...values: T[]): Parser<T> => (s) => {
 const minLength = (n: number): Parser<string | null> => (s) => {
   if (s === '') return null;
   if (s.length < n) throw new Error(`must be at least ${n} characters`);
+  return s;
+};
+const seed: Parser<string | null> = (s) => {
+  if (s === '') return null;
+  const problem = seedProblem(s);
+  if (problem !== null) throw new Error(problem);
   return s;
 };
 const basePath: Parser<string> = (s) => {
@@ -115,7 +122,8 @@ export const VARIABLES = {
   IP_HEADERS_SECRET: v('Client IP', '', str, 'When set, X-Real-IP / CF-Connecting-IP / True-Client-IP are honoured only if X-IP-Headers-Secret carries this value.', true),
   ANONYMIZE_IP_ADDRESS: v('Client IP', '1', bool, 'Anonymize IPs in stored request logs and verification data.'),
   // --- secrets
-  SECRET_SEED: v('Secrets', '', minLength(24), 'When set, every generated secret is derived from it with HKDF-SHA256 so all nodes agree.', true),
+  SECRET_SEED: v('Secrets', '', seed, 'When set, every generated secret is derived from it with HKDF-SHA256 so all nodes agree; the primary writes the derived values to DATA_DIR/secrets.json, so a later start without the seed keeps them. Refused unless it has at least 24 characters, 10 different ones and an estimated 80 bits of entropy: its length times the smaller of the Shannon entropy of its characters and that of the differences between neighbouring characters (so repeats such as abab… and runs such as abcd… are refused; words of a passphrase count as random characters). E.g. `openssl rand -base64 32`. On a DATA_DIR whose secrets.json holds other values the service refuses to start, naming them: see SECRET_SEED_ROTATE.', true),
+  SECRET_SEED_ROTATE: v('Secrets', '0', bool, 'With SECRET_SEED on a DATA_DIR whose secrets.json holds other PALISADE_HMAC_SECRET, CODE_CHALLENGE_SECRET, JWT_SECRET or HASHING_SALT values (generated before the seed was set, or derived from another seed): 1 = replace them with the derived values and rewrite secrets.json, so later starts agree with or without the seed. Every existing API key secret then fails with 401 API_KEY_INVALID until the key gets a new one (`npm run cli -- keys rotate KEY_ID`), challenges already issued fail verification and admin sessions end. 0 = refuse to start instead, naming the secrets that differ. The CLI never rotates: it refuses until the service has started once with the switch.'),
   PALISADE_HMAC_SECRET: v('Secrets', '', minLength(24), 'Signs challenges. Generated and persisted in DATA_DIR when unset.', true),
   CODE_CHALLENGE_SECRET: v('Secrets', '', minLength(24), 'Signs code challenges. Generated when unset.', true),
   JWT_SECRET: v('Secrets', '', minLength(24), 'Signs admin session JWTs. Generated when unset.', true),
@@ -151,7 +159,7 @@ export const VARIABLES = {
   CHALLENGE_POOL_SIZE: v('Limits', '32', uint(1, 100_000), 'Challenges each worker derives ahead per expensive deterministic policy (PBKDF2, scrypt, Argon2id), refilled when fewer than a quarter are ready: a burst up to this size per worker is answered without waiting for a derivation (palisade_challenge_pool_takes_total{result="waited"} counts the takes that found it empty). Each ready challenge holds about 300 bytes; a deep pool also costs derivation CPU right after start-up.'),
   POW_MAX_THREADS: v('Limits', '', optUint(1, 256), 'Threads for expensive challenge creation and validation; empty = half the CPUs (at least 1).'),
   HEADER_ENTROPY_MAX_ENTRIES: v('Limits', '100', uint(1), 'Header-combination hashes stored per IP.'),
-  PENALTY_TTL: v('Limits', '30m', secs, 'Lifetime of an accumulated penalty score.'),
+  PENALTY_TTL: v('Limits', '30m', secs, 'Lifetime of an accumulated penalty score (1s to 795d, the longest the state store keeps an entry).'),
   DELETE_SPAM_SUBMISSIONS_IN: v('Limits', '14d', secs, 'Spam-flagged submissions are deleted after this time.'),
   REQUEST_LOGS_TTL: v('Limits', '72h', secs, 'Retention of request logs.'),
   REQUEST_LOGS_MAX_RATE: v('Limits', '200', optUint(1), 'Most request-log rows stored per second by each worker (beyond it rows are left out and counted in palisade_request_logs_skipped_total; usage counters stay exact); empty = every request. Bounds what a flood costs the database.'),
@@ -296,6 +304,19 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if ((out.CACHE_DURATION_USED_CHALLENGES as number) * 1000 < (out.CLAIM_CLOCK_SKEW as number) + 60_000) {
     problems.push('CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m');
   }
+  // Penalties and threat marks are kept in the state store, which refuses a lifetime past maxTtlMs
+  // with a RangeError: checked here, or every failed verification would throw it.
+  const maxDays = Math.floor(STORE_LIMITS.maxTtlMs / 86_400_000);
+  const penaltyTtl = out.PENALTY_TTL as number | undefined;
+  if (penaltyTtl !== undefined && (penaltyTtl < 1000 || penaltyTtl > STORE_LIMITS.maxTtlMs)) {
+    problems.push(`PENALTY_TTL must be from 1s to ${maxDays}d`);
+  }
+  for (const name of ['THREATS_PROBE_LIMIT', 'THREATS_MALICIOUS_LIMIT', 'THREATS_BOT_LIMIT', 'THREATS_PROXY_LIMIT', 'THREATS_TOR_LIMIT'] as const) {
+    const r = out[name] as RateRule | null | undefined;
+    if (r && Math.max(r.windowMs, r.blockMs, r.expireMs) > STORE_LIMITS.maxTtlMs) {
+      problems.push(`${name}: the window, block and expire must each be at most ${maxDays}d (how long a mark can be kept)`);
+    }
+  }
   if (out.HEAP_LIMIT_MB && out.CONTAINER_MEMORY_LIMIT_MB && (out.HEAP_LIMIT_MB as number) >= (out.CONTAINER_MEMORY_LIMIT_MB as number)) {
     problems.push('HEAP_LIMIT_MB must stay below CONTAINER_MEMORY_LIMIT_MB');
   }
@@ -309,6 +330,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       nodeName: out.NODE_NAME as string,
       given: Object.fromEntries(SECRET_NAMES.map((n) => [n, (out[n] as string | null) || null])),
       persist: options.persistSecrets ?? true,
+      rotate: out.SECRET_SEED_ROTATE as boolean,
     });
   } catch (err) {
     throw new ConfigError([`secrets: ${(err as Error).message}`]);
