@@ -173,6 +173,9 @@ async function runWorker(config: Config): Promise<void> {
 }
 
 if (cluster.isPrimary) {
+  // Everything the service writes under DATA_DIR (secrets, state file, database) is its own: files
+  // made without an explicit mode are not left readable by the group or others. Workers inherit it.
+  process.umask(0o077);
   const config = configOrExit(true);
   if (config.workers === 0) await runSingle(config);
   else await runPrimary(config);
