@@ -23,6 +23,7 @@ import { listPlans, setPlan } from './db/plans.js';
 import { accountRequests, keyUsage } from './db/usage.js';
 import { dataPath, loadConfig, type Config } from './config.js';
 import { createApiKey, loadApiKey, revokeApiKey, rotateApiKeySecret } from './keys/api-keys.js';
+import { reassignHostname, releaseHostname } from './keys/hostname-claims.js';
 import { createKeySecrets, deriveApiKeySecretKey, isKeyId, type KeySecrets } from './keys/secrets.js';
 import { embeddedSocketPath } from './db/embedded-paths.js';
 import { socketAlive } from './db/socket-alive.js';
@@ -39,6 +40,11 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
   keys list [--account ACCOUNT]
   keys revoke KEY_ID
   keys rotate KEY_ID               a new secret (printed once); the old one stops working
+  keys hostname release HOSTNAME   free HOSTNAME for POST /api_key/generate again: the free key
+                                   holding it is revoked (docs/hostnames.md)
+  keys hostname reassign HOSTNAME KEY_ID
+                                   KEY_ID (a standard key) holds HOSTNAME from now on; the free
+                                   key holding it is revoked
   accounts create NAME
   accounts list
   plans set NAME --limit N|unlimited
@@ -51,7 +57,7 @@ Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABA
 DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
 
 const COMMANDS = new Set([
-  'keys create', 'keys list', 'keys revoke', 'keys rotate', 'accounts create', 'accounts list', 'plans set', 'plans list',
+  'keys create', 'keys list', 'keys revoke', 'keys rotate', 'keys hostname', 'accounts create', 'accounts list', 'plans set', 'plans list',
 ]);
 
 class UsageError extends Error {}
@@ -291,6 +297,10 @@ async function run(args: string[], flags: Flags, ctx: Context): Promise<void> {
     }
     return;
   }
+  if (group === 'keys' && action === 'hostname') {
+    await hostnameCommand(rest, ctx, out, actor);
+    return;
+  }
   if (group === 'accounts' && action === 'create') {
     const name = rest.join(' ').trim();
     if (name === '') throw new UsageError('accounts create needs NAME');
@@ -355,6 +365,31 @@ async function run(args: string[], flags: Flags, ctx: Context): Promise<void> {
     return;
   }
   throw new UsageError(`unknown command: ${args.join(' ')}`);
+}
+
+/** `keys hostname release HOSTNAME` and `keys hostname reassign HOSTNAME KEY_ID`. */
+async function hostnameCommand(args: string[], ctx: Context, out: (human: string, data: unknown) => void, actor: string): Promise<void> {
+  const [verb, hostname, keyId, ...extra] = args;
+  const list = (ids: readonly string[]) => (ids.length === 0 ? 'none' : ids.join(', '));
+  if (verb === 'release' && hostname !== undefined && keyId === undefined) {
+    const r = await releaseHostname(ctx.db.sql, hostname, actor);
+    out(`released ${r.hostname}
+revoked:  ${list(r.revoked)}
+cleared:  ${list(r.cleared)}
+` +
+      'A free key can be generated for it again (workers drop the revoked keys within CACHE_DURATION_API_KEYS).', r);
+    return;
+  }
+  if (verb === 'reassign' && hostname !== undefined && keyId !== undefined && extra.length === 0) {
+    if (!isKeyId(keyId)) throw new Error(`"${keyId}" is not a key id`);
+    const r = await reassignHostname(ctx.db.sql, hostname, keyId, actor);
+    out(`${r.hostname} is held by ${r.apiKey} (hostnames: ${r.hostnames.join(', ') || '*'})
+revoked:  ${list(r.revoked)}
+` +
+      `cleared:  ${list(r.cleared)}`, r);
+    return;
+  }
+  throw new UsageError('keys hostname release HOSTNAME | keys hostname reassign HOSTNAME KEY_ID');
 }
 
 async function resolveAccount(ctx: Context, given: string | undefined) {

@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { startApp, type App } from './app.js';
+import { publicTrustedRanges } from './http/client-ip.js';
 import type { PrimaryData } from './primary/data.js';
 import { Hub } from './primary/hub.js';
 import { PrimaryLink } from './primary/ipc.js';
@@ -47,9 +48,22 @@ function onSignals(handler: () => void): void {
   process.on('SIGINT', once);
 }
 
+/** Settings that work but are probably a mistake; said once, by the primary. */
+function warnAboutConfig(config: Config, logger: Logger): void {
+  const publicProxies = publicTrustedRanges(config.X_FORWARDED_FOR_TRUSTED);
+  if (publicProxies.length > 0) {
+    logger.warn(
+      { X_FORWARDED_FOR_TRUSTED: publicProxies },
+      'X_FORWARDED_FOR_TRUSTED covers public addresses: every client there can name its own IP in X-Forwarded-For ' +
+        '(whitelists, rate limits and penalties then count what it chooses). List only the addresses of your proxies.',
+    );
+  }
+}
+
 async function runSingle(config: Config): Promise<void> {
   const logs = localLogHub();
   const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, tap: logs.tap });
+  warnAboutConfig(config, logger);
   let data: PrimaryData | null = null;
   let app: App;
   try {
@@ -80,6 +94,7 @@ async function runPrimary(config: Config): Promise<void> {
   const logger = createLogger({
     level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { role: 'primary' }, tap: (line) => hub?.publish(line),
   });
+  warnAboutConfig(config, logger);
   const heap = workerHeapMb(config.HEAP_LIMIT_MB, config.CONTAINER_MEMORY_LIMIT_MB, config.workers);
   const supervisor = new Supervisor({
     workers: config.workers,
@@ -158,6 +173,9 @@ async function runWorker(config: Config): Promise<void> {
 }
 
 if (cluster.isPrimary) {
+  // Everything the service writes under DATA_DIR (secrets, state file, database) is its own: files
+  // made without an explicit mode are not left readable by the group or others. Workers inherit it.
+  process.umask(0o077);
   const config = configOrExit(true);
   if (config.workers === 0) await runSingle(config);
   else await runPrimary(config);
