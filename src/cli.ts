@@ -31,6 +31,7 @@ import type { EmbeddedDatabase } from './primary/embedded-db.js';
 import { claimMemoryBytes } from './primary/resources.js';
 import { openSharedMemoryStore } from './store/shared-memory-store.js';
 import { createMonthClock, isMonth } from './usage/month.js';
+import { threatsStatus } from './intel/threats-status.js';
 
 const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--json] <command>
 
@@ -52,6 +53,8 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
   usage --key KEY_ID [--month YYYY-MM]
   state                            the shared-memory state table: slots live, expired and never
                                    used (a walk of the whole file; the service may be running)
+  threats status                   each threat source: kind, URL (without credentials), entries,
+                                   last update, next run, last error (docs/threats.md)
 
 Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
 DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
@@ -124,6 +127,20 @@ export async function main(argv: string[]): Promise<number> {
     }
     try {
       return stateCommand(configFromEnvironment(flags), flags.json);
+    } catch (err) {
+      console.error(`error: ${(err as Error).message}`);
+      return 1;
+    }
+  }
+  if (positionals[0] === 'threats') {
+    if (positionals[1] !== 'status' || positionals.length > 2) {
+      console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+      return 2;
+    }
+    try {
+      const report = threatsStatus(configFromEnvironment(flags));
+      console.log(flags.json ? JSON.stringify(report.data) : report.text);
+      return 0;
     } catch (err) {
       console.error(`error: ${(err as Error).message}`);
       return 1;

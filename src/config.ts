@@ -11,6 +11,8 @@ import {
   parseBoolean, parseCidrList, parseCron, parseDuration, parseInteger, parseList, parseRateRule, parseSize,
 } from './parse.js';
 import { resolveSecrets, SECRET_NAMES, seedProblem, type Secrets } from './secrets.js';
+import { Cron } from 'croner';
+import { FIREHOL_BASE, parseThreatSources, threatSources, type ThreatSource } from './intel/threat-sources.js';
 import { STORE_LIMITS } from './store/state-store.js';
 
 type Parser<T> = (raw: string) => T;
@@ -42,6 +44,19 @@ const optUint = (min = 0, max = 2 ** 31 - 1): Parser<number | null> => (s) => (s
 const list: Parser<string[]> = parseList;
 const cidrs: Parser<CidrList> = parseCidrList;
 const cron: Parser<string | null> = (s) => (s.trim() === '' ? null : parseCron(s));
+/** A list schedule: a cron pattern of 5 fields, or 6 with seconds first (croner's syntax). */
+const schedule: Parser<string> = (s) => {
+  const pattern = s.trim();
+  const fields = pattern.split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) throw new Error(`"${s}" is not a cron pattern (5 fields, or 6 with seconds first)`);
+  try {
+    new Cron(pattern, { paused: true }).stop();
+  } catch (err) {
+    throw new Error(`"${s}": ${(err as Error).message}`);
+  }
+  return pattern;
+};
+const sources: Parser<ThreatSource[]> = (s) => parseThreatSources(s, schedule);
 const rule = (key: RateRuleKey = 'ip'): Parser<RateRule | null> => (s) => (s.trim() === '' ? null : parseRateRule(s, key));
 const oneOf = <T extends string>(...values: T[]): Parser<T> => (s) => {
   const x = s.trim() as T;
@@ -102,7 +117,7 @@ export const VARIABLES = {
   INSPECT_ROUTE_ENABLED: v('Server', '1', bool, 'Enable GET /v1/inspect.'),
   NODE_NAME: v('Server', '', str, 'Human-readable node name (logs, health).'),
   TZ: v('Server', '', str, 'Application timezone (usage months); empty = the system timezone.'),
-  USER_AGENT: v('Server', '', str, 'User-Agent of outbound requests; empty = palisade/<version>.'),
+  USER_AGENT: v('Server', '', str, 'User-Agent of outbound requests (list downloads); empty = palisade/<version>.'),
   CONTAINER_CPUS: v('Server', '', optUint(1, 1024), 'CPU count override (auto-detected from cgroups).'),
   CONTAINER_MEMORY_LIMIT_MB: v('Server', '', optUint(16), 'Memory limit override in MB (auto-detected from cgroups).'),
   HEAP_LIMIT_MB: v('Server', '', optUint(16), "Each worker's --max-old-space-size; must stay below the memory limit. Empty = 75% of the memory limit divided among workers, when a limit is known."),
@@ -180,8 +195,18 @@ export const VARIABLES = {
   USER_AGENT_LIST_SCHEDULE: v('Lists', '0 0 * * *', cron, 'User-agent list update schedule (cron).'),
   MAXMIND_DOWNLOAD_SCHEDULE: v('Lists', '0 0 * * *', cron, 'MaxMind database update schedule (cron).'),
   IPINFO_IO_MMDB_DOWNLOAD_SCHEDULE: v('Lists', '0 0 * * *', cron, 'IPinfo database update schedule (cron).'),
-  THREATS_ENABLED: v('Lists', '1', bool, 'Threat detection (probe and malicious counters, IP marks).'),
-  THREATS_INDEX_STORE: v('Lists', 'auto', oneOf('auto', 'memory', 'sqlite'), 'Where the threat index is kept.'),
+  THREATS_ENABLED: v('Lists', '1', bool, 'Threat detection: probe and malicious counters, IP marks, and the threat lists (FIREHOL_*_URL, THREATS_SOURCES; docs/threats.md). 0 turns all of it off, downloads included.'),
+  THREATS_INDEX_STORE: v('Lists', 'auto', oneOf('auto', 'memory', 'sqlite'), 'Where the threat-list index is kept: auto and memory = sorted ranges in memory in each serving process (about 8 bytes per IPv4 range, 32 per IPv6 range). sqlite is not implemented yet and refused at start.'),
+  FIREHOL_LEVEL1_URL: v('Lists', `${FIREHOL_BASE}/firehol_level1.netset`, url, 'Threat source of kind malicious (FireHOL level 1): a list of IPs/CIDRs, one per line. A listed client gets the penalty raise of a malicious mark on challenge and verify. Empty disables.'),
+  FIREHOL_LEVEL1_SCHEDULE: v('Lists', '10 */6 * * *', schedule, 'Update schedule of FIREHOL_LEVEL1_URL (cron; 5 fields, or 6 with seconds first).'),
+  FIREHOL_PROXIES_URL: v('Lists', `${FIREHOL_BASE}/firehol_proxies.netset`, url, 'Threat source of kind proxy (FireHOL proxies): a listed client counts as a proxy threat event against THREATS_PROXY_LIMIT. Empty disables.'),
+  FIREHOL_PROXIES_SCHEDULE: v('Lists', '20 */6 * * *', schedule, 'Update schedule of FIREHOL_PROXIES_URL (cron).'),
+  FIREHOL_TOR_EXITS_URL: v('Lists', `${FIREHOL_BASE}/tor_exits.ipset`, url, 'Threat source of kind tor (Tor exit nodes): a listed client counts as a tor threat event against THREATS_TOR_LIMIT. Empty disables.'),
+  FIREHOL_TOR_EXITS_SCHEDULE: v('Lists', '30 * * * *', schedule, 'Update schedule of FIREHOL_TOR_EXITS_URL (cron; the exit list changes hourly).'),
+  THREATS_SOURCES: v('Lists', '', sources, 'More threat sources: entries separated by ; or new lines, each kind[:name]=url[|schedule] with kind malicious, proxy, tor or bot; name defaults to the URL\'s file name without extension; schedule defaults to 25 */6 * * *. E.g. bot=https://example.org/botscout_30d.ipset|0 3 * * *. A ; or | inside a URL must be percent-encoded.'),
+  THREATS_LIST_SIZE_LIMIT: v('Lists', '64MB', size, 'Largest download of one threat source; the transfer is aborted past it and the previous list stays.'),
+  THREATS_LIST_MAX_ENTRIES: v('Lists', '2000000', uint(1), 'Most entries (IPs/CIDRs) of one threat source; a download with more is refused and the previous list stays.'),
+  LIST_DOWNLOAD_TIMEOUT: v('Lists', '60s', ms, 'Deadline of one list download, headers and body together.'),
   HIGH_RISK_COUNTRIES: v('Lists', 'by,cd,cf,cu,il,iq,ir,kp,lb,ly,mm,ng,ru,sd,so,sy,ua,ve,zw', list, 'Country codes flagged high-risk.'),
   // --- data
   DEFAULT_ACCOUNT_NAME: v('Data', 'Default Account', str, 'Account created on first setup.'),
@@ -223,10 +248,10 @@ export const VARIABLES = {
   SNAPSHOTS_REDIS_SCHEDULE: v('Data', '', cron, 'State snapshot schedule (cron); empty disables.'),
   SNAPSHOTS_DB_PREFIX: v('Data', 'palisade-backups/db:${iso_date()}', str, 'Path prefix of stored snapshots.'),
   // --- outbound
-  TLS_EXTRA_CA_CERTS: v('Outbound', '', optional, 'Extra trusted CA bundle (PEM file) for outbound requests.'),
-  HTTP_PROXY: v('Outbound', '', optional, 'Outbound HTTP proxy.', true),
-  HTTPS_PROXY: v('Outbound', '', optional, 'Outbound HTTPS proxy.', true),
-  NO_PROXY: v('Outbound', 'localhost,127.0.0.1,::1,0.0.0.0', list, 'Hosts that bypass the proxy.'),
+  TLS_EXTRA_CA_CERTS: v('Outbound', '', optional, 'Extra trusted CA bundle (PEM file) for outbound requests (list downloads), added to Node\'s root certificates.'),
+  HTTP_PROXY: v('Outbound', '', optional, 'Proxy for outbound http:// requests (list downloads), e.g. http://user:pass@proxy:3128; tunnelled with CONNECT.', true),
+  HTTPS_PROXY: v('Outbound', '', optional, 'Proxy for outbound https:// requests (list downloads); tunnelled with CONNECT.', true),
+  NO_PROXY: v('Outbound', 'localhost,127.0.0.1,::1,0.0.0.0', list, 'Hosts that bypass the proxy: * (all), a host name (its subdomains too), or an IP, each optionally with :port.'),
   SMTP_URL: v('Outbound', '', optional, 'Outgoing email (not used yet).', true),
   AI_PROVIDER: v('Outbound', '', (s) => (s === '' ? null : oneOf('anthropic', 'azure', 'google', 'mistral', 'ollama', 'openai')(s)), 'AI provider for security rules (not used yet).'),
   LICENSE_KEY: v('Outbound', '', optional, 'License key (Palisade needs none; accepted for compatibility).', true),
@@ -315,6 +340,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const r = out[name] as RateRule | null | undefined;
     if (r && Math.max(r.windowMs, r.blockMs, r.expireMs) > STORE_LIMITS.maxTtlMs) {
       problems.push(`${name}: the window, block and expire must each be at most ${maxDays}d (how long a mark can be kept)`);
+    }
+  }
+  if (out.THREATS_INDEX_STORE === 'sqlite') problems.push('THREATS_INDEX_STORE: sqlite is not implemented yet; use auto or memory');
+  if (out.THREATS_SOURCES !== undefined) {
+    try {
+      threatSources(out as unknown as Parameters<typeof threatSources>[0]);
+    } catch (err) {
+      problems.push((err as Error).message);
     }
   }
   if (out.HEAP_LIMIT_MB && out.CONTAINER_MEMORY_LIMIT_MB && (out.HEAP_LIMIT_MB as number) >= (out.CONTAINER_MEMORY_LIMIT_MB as number)) {

@@ -8,6 +8,7 @@ import { startApp, type App } from './app.js';
 import { publicTrustedRanges } from './http/client-ip.js';
 import type { PrimaryData } from './primary/data.js';
 import { Hub } from './primary/hub.js';
+import { notifyWorkers, startListJobs, type ListJobs } from './primary/list-jobs.js';
 import { PrimaryLink } from './primary/ipc.js';
 import { detectCpus, workerHeapMb } from './primary/resources.js';
 import { Supervisor } from './primary/supervisor.js';
@@ -77,11 +78,14 @@ async function runSingle(config: Config): Promise<void> {
     return;
   }
   logger.info({ port: app.port, workers: 0, version: config.version, dataDir: config.dataDir }, 'palisade listening');
-  onSignals(() => void shutdown(app, data, config, logger));
+  const index = app.threatIndex;
+  const lists = startListJobs(config, logger, (name) => { void index?.reload(name); });
+  onSignals(() => void shutdown(app, data, config, logger, lists));
 }
 
-async function shutdown(app: App, data: PrimaryData | null, config: Config, logger: Logger): Promise<void> {
+async function shutdown(app: App, data: PrimaryData | null, config: Config, logger: Logger, lists: ListJobs | null): Promise<void> {
   logger.info('draining');
+  await lists?.stop();
   await app.stop(config.SHUTDOWN_TIMEOUT);
   await data?.close().catch((err: unknown) => logger.error({ err }, 'closing the database failed'));
   logger.info('stopped');
@@ -103,9 +107,12 @@ async function runPrimary(config: Config): Promise<void> {
   });
   hub = new Hub(supervisor);
   let data: PrimaryData | null = null;
+  let lists: ListJobs | null = null;
   onSignals(() => {
     logger.info('draining workers');
+    const listsStopped = lists?.stop();
     supervisor.stop(config.SHUTDOWN_TIMEOUT).then(async () => {
+      await listsStopped;
       await data?.close().catch((err: unknown) => logger.error({ err }, 'closing the database failed'));
       logger.info('stopped');
       hub?.close();
@@ -128,6 +135,7 @@ async function runPrimary(config: Config): Promise<void> {
     return;
   }
   logger.info({ port: config.PORT, workers: config.workers, heapMb: heap, version: config.version, dataDir: config.dataDir }, 'palisade listening');
+  if (!supervisor.stopping) lists = startListJobs(config, logger, notifyWorkers(supervisor));
 }
 
 async function runWorker(config: Config): Promise<void> {
