@@ -9,6 +9,8 @@
 //   --load-workers N      autocannon worker threads (default half the cores, at least 1)
 //   --workers N           service and baseline worker processes (default: the cores)
 //   --memory-duration S   length of the memory scenario (default 600, --quick 60)
+//   --sustained           add the sustained-verification scenario (2,000 verifications/s, then a rotation flood)
+//   --sustained-duration S  length of its sustained run (default 600, --quick 60)
 //   --no-readme           do not rewrite the README section
 //   --require-wrk         fail when wrk is missing (implied by CI=true)
 import { readFileSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { createKeyTemplate, type KeyTemplate } from './lib/keys.js';
 import { runLoad, runWrk, wrkVersion } from './lib/load.js';
 import { loadAverage, machineInfo, describeMachine } from './lib/machine.js';
 import { runMemory } from './lib/memory.js';
+import { runSustained } from './lib/sustained.js';
 import { stopAll } from './lib/processes.js';
 import {
   latestResults, renderSection, updateReadme, writeResults, type GeneratorCheck, type RunOptions,
@@ -37,6 +40,7 @@ const README = join(ROOT, 'README.md');
 interface Plan extends Omit<RunOptions, 'generator'> {
   readonly only: readonly string[];
   readonly memoryDurationS: number;
+  readonly sustainedDurationS: number;
   readonly readme: boolean;
   readonly requireWrk: boolean;
 }
@@ -54,6 +58,8 @@ function plan(argv: string[]): Plan {
       'load-workers': { type: 'string' },
       workers: { type: 'string' },
       'memory-duration': { type: 'string' },
+      sustained: { type: 'boolean', default: false },
+      'sustained-duration': { type: 'string' },
       'no-readme': { type: 'boolean', default: false },
       'require-wrk': { type: 'boolean', default: false },
     },
@@ -65,12 +71,13 @@ function plan(argv: string[]): Plan {
     return n;
   };
   const cores = availableParallelism();
-  const known = [...SCENARIOS.map((s) => s.id), 'memory'];
+  const known = [...SCENARIOS.map((s) => s.id), 'memory', 'sustained'];
   let only = v.only === undefined
     ? SCENARIOS.filter((s) => !s.optIn).map((s) => s.id)
     : v.only.split(',').map((x) => x.trim()).filter((x) => x !== '');
   for (const id of only) if (!known.includes(id)) throw new Error(`unknown scenario "${id}" (known: ${known.join(', ')})`);
   if (v.memory && !only.includes('memory')) only = [...only, 'memory'];
+  if (v.sustained && !only.includes('sustained')) only = [...only, 'sustained'];
   const quick = v.quick ?? false;
   return {
     quick,
@@ -82,6 +89,7 @@ function plan(argv: string[]): Plan {
     loadWorkers: int('load-workers', v['load-workers'], Math.max(1, Math.floor(cores / 2)), 0),
     workers: int('workers', v.workers, cores, 1),
     memoryDurationS: int('memory-duration', v['memory-duration'], quick ? 60 : 600, 10),
+    sustainedDurationS: int('sustained-duration', v['sustained-duration'], quick ? 60 : 600, 10),
     readme: !(v['no-readme'] ?? false),
     requireWrk: (v['require-wrk'] ?? false) || process.env.CI === 'true',
   };
@@ -170,6 +178,15 @@ async function main(): Promise<number> {
         durationS: p.memoryDurationS, calibrateS: p.quick ? 3 : 5, sampleEveryS: 10, maxSteadyMb: 120, maxGrowth: 0.05,
       });
       const path = writeResults(RESULTS_DIR, 'memory', { kind: 'memory', date: new Date().toISOString(), machine, options, result });
+      log(`  → ${path}`);
+      for (const c of result.checks) log(`  ${c.met ? 'met    ' : 'NOT MET'} ${c.label} ${c.target}: ${c.measured ?? '—'}`);
+    }
+    if (p.only.includes('sustained')) {
+      log(`sustained: 2,000 verifications/s for ${p.sustainedDurationS} s on the default store, then a rotation flood`);
+      const result = await runSustained(ctx, {
+        rate: 2000, durationS: p.sustainedDurationS, sampleEveryS: 10, floodS: p.quick ? 10 : 60, cleanRate: 500, floodCapacity: 65_536,
+      });
+      const path = writeResults(RESULTS_DIR, 'sustained', { kind: 'sustained', date: new Date().toISOString(), machine, options, result });
       log(`  → ${path}`);
       for (const c of result.checks) log(`  ${c.met ? 'met    ' : 'NOT MET'} ${c.label} ${c.target}: ${c.measured ?? '—'}`);
     }

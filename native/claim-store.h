@@ -10,18 +10,24 @@
 // Directory (shared by every process on the host):
 //   meta              64-byte header: magic, version, bucket length, SipHash seed, and the bytes
 //                     of all segment files (an atomic counter that bounds memory).
-//   <bucket>.<gen>    a segment: 64-byte header, then `slots` 8-byte slots (a power of two).
-//                     gen 0 is sized from the previous bucket's claims; gen g+1 is twice gen g.
+//   <bucket>.<gen>    a segment: 64-byte header, then `slots` 8-byte slots (whole 4 KiB pages).
+//                     gen 0 is sized to twice the claims of the fullest of the three buckets
+//                     before; gen 1 has the smallest size and each further generation is four
+//                     times the one before.
 //
 // Slot: 0 = empty, else a 64-bit fingerprint of the id (bit 0 set). A claim is one CAS of 0 → fp at
-// the first empty slot of the id's probe window (kProbe slots from its home slot), after checking
-// the slots before it. Because slots only ever go from empty to full while a segment lives, the
-// first empty slot of a window is where every process claiming the same id competes, so exactly one
-// wins (the insert-only linear-probing argument). A window with no empty slot stays full, so every
-// process moves on to the next generation for that id alike.
+// the first empty slot of the id's probe sequence (kProbe slots: six 8-slot cache lines at places
+// derived from the id), after checking the slots before it. Because slots only ever go from empty to
+// full while a segment lives, the first empty slot of a sequence is where every process claiming the
+// same id competes, so exactly one wins (the insert-only open-addressing argument; it holds for any
+// fixed sequence). A sequence with no empty slot stays full, so every process moves on to the next
+// generation for that id alike.
 //
-// Bytes per claim: 8 / load. gen 0 is sized to twice the previous bucket's claims (load ~50 % under
-// steady traffic: ~16 bytes per claim); a burst overflows into generations that double.
+// Bytes per claim: 8 / load. gen 0 is sized to twice the previous buckets' claims (load ~50 % under
+// steady traffic: ~16 bytes per claim); a burst overflows into generations that grow fourfold.
+//
+// The primary (the store opened with removeFiles) prepares the next bucket's gen 0 ahead of its
+// first claim and reads its pages once, so the workers' request path only maps files.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -30,7 +36,7 @@
 
 namespace claims {
 
-constexpr uint32_t kProbe = 32;
+constexpr uint32_t kProbe = 48;
 constexpr uint64_t kBucketMs = 60'000;
 constexpr uint32_t kMaxGen = 24;
 
@@ -64,8 +70,9 @@ class Store {
   int Claim(const void* bytes, size_t len, uint64_t until);
 
   // Unmaps this process's segments of buckets that have ended and, when `removeFiles`, deletes
-  // ended buckets' files and abandoned temporary files from the directory and recounts the bytes.
-  // Returns the number of files deleted.
+  // ended buckets' files and abandoned temporary files from the directory, creates the first segment
+  // of the bucket after each newest bucket that has claims, and recounts the bytes. Returns the
+  // number of files deleted.
   uint64_t Sweep(bool removeFiles);
 
   Stats GetStats() const;
@@ -81,7 +88,7 @@ class Store {
  private:
   struct Segment {
     uint64_t* slots;
-    uint64_t mask;
+    uint64_t n;  // slots
     void* base;
     uint64_t bytes;
     uint64_t* count;
@@ -91,7 +98,7 @@ class Store {
   Segment* SegmentOf(uint64_t bucket, uint32_t gen, bool create);
   std::string SegmentPath(uint64_t bucket, uint32_t gen) const;
   bool MapSegment(const std::string& path, Segment* out);
-  bool CreateSegment(uint64_t bucket, uint32_t gen, const std::string& path);
+  bool CreateSegment(uint64_t bucket, uint32_t gen, uint64_t slots, const std::string& path);
   uint64_t FirstSlots(uint64_t bucket);
   void Unmap(Chain* chain);
 

@@ -46,6 +46,9 @@ const CONFIG_INTRO = [
     'are generated on first start and kept in `DATA_DIR/secrets.json` (mode 0600); with `SECRET_SEED`',
     'they are derived from it with HKDF-SHA256 (one label per secret), so every node given the same',
     'seed agrees (`NODE_ID` is derived only when `NODE_NAME` is set too, since node ids must differ).',
+    'The derived values are written to `secrets.json` too. A seed that derives other values than',
+    '`secrets.json` already holds stops the start-up (every API key secret would fail otherwise) unless',
+    '`SECRET_SEED_ROTATE=1` asks for the replacement.',
     '',
 ];
 

@@ -12,6 +12,9 @@ import { accessLog, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import type { PrimaryLink } from './primary/ipc.js';
 import { createAbuseProtection } from './abuse/index.js';
+import { createThreatIndex, type ThreatIndex } from './intel/threat-index.js';
+import { threatSources } from './intel/threat-sources.js';
+import { registerListMetrics } from './lists/metrics.js';
 import { registerApiRoutes } from './routes/api.js';
 import { registerOpsRoutes, resolveSecurityTxt } from './routes/ops.js';
 import { openServices, type Services } from './services.js';
@@ -36,6 +39,8 @@ export interface App {
   readonly port: number;
   readonly metrics: Metrics;
   readonly services: Services;
+  /** The threat lists (null when THREATS_ENABLED=0 or no source is set). */
+  readonly threatIndex: ThreatIndex | null;
   /** Stop accepting, let requests in flight finish within `timeoutMs`, release everything. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -51,6 +56,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   metrics.watchUsage(() => usage.stats());
   metrics.watchPool(() => services.pool.stats());
   if (store instanceof SharedMemoryStore) metrics.watchStateTable(store);
+  metrics.watchEvictions(store);
 
   registerOpsRoutes(router, {
     version: config.version,
@@ -98,7 +104,19 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     }),
   });
 
-  const abuse = createAbuseProtection(config, { store, logger, registry: metrics.registry });
+  // Threat lists: loaded from DATA_DIR/lists before serving (a file not downloaded yet is an empty
+  // list), reloaded when the primary says it replaced one.
+  const sources = config.THREATS_ENABLED ? threatSources(config) : [];
+  let threatIndex: ThreatIndex | null = null;
+  let offLists: (() => void) | undefined;
+  if (sources.length > 0) {
+    const index = createThreatIndex({ dataDir: config.dataDir, sources, logger });
+    threatIndex = index;
+    offLists = link?.on((m) => { if (m.t === 'list-updated') void index.reload(m.name); });
+    await index.reloadAll();
+    registerListMetrics(metrics.registry, config.dataDir, sources.map((src) => src.name));
+  }
+  const abuse = createAbuseProtection(config, { store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined });
   registerApiRoutes(router, config, services, metrics, abuse);
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
@@ -147,8 +165,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     port,
     metrics,
     services,
+    threatIndex,
     async stop(timeoutMs) {
       draining = true;
+      offLists?.();
       server.stopAccepting();
       // Clients may be sending on their keep-alive connections right now: closing those at once
       // drops requests already on the wire (test/reliability/graceful-restart.test.ts). Until the

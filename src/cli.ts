@@ -3,7 +3,8 @@
 //   - the embedded database of a running service (through its socket, DATA_DIR/run/db.sock),
 //   - the embedded database of a stopped service (opened here, under the same lock).
 // Secrets (PALISADE_HMAC_SECRET, HASHING_SALT) are resolved exactly as the service does
-// (environment, SECRET_SEED, else DATA_DIR/secrets.json), so derived key secrets agree.
+// (environment, SECRET_SEED, else DATA_DIR/secrets.json), so derived key secrets agree; a seed that
+// disagrees with secrets.json is refused as the service refuses it, and the CLI never rotates.
 //
 // The CLI is a process entry point: like src/config.ts it reads the environment, in one place
 // (configFromEnvironment), through the service's own loadConfig.
@@ -22,6 +23,7 @@ import { listPlans, setPlan } from './db/plans.js';
 import { accountRequests, keyUsage } from './db/usage.js';
 import { dataPath, loadConfig, type Config } from './config.js';
 import { createApiKey, loadApiKey, revokeApiKey, rotateApiKeySecret } from './keys/api-keys.js';
+import { reassignHostname, releaseHostname } from './keys/hostname-claims.js';
 import { createKeySecrets, deriveApiKeySecretKey, isKeyId, type KeySecrets } from './keys/secrets.js';
 import { embeddedSocketPath } from './db/embedded-paths.js';
 import { socketAlive } from './db/socket-alive.js';
@@ -29,6 +31,7 @@ import type { EmbeddedDatabase } from './primary/embedded-db.js';
 import { claimMemoryBytes } from './primary/resources.js';
 import { openSharedMemoryStore } from './store/shared-memory-store.js';
 import { createMonthClock, isMonth } from './usage/month.js';
+import { threatsStatus } from './intel/threats-status.js';
 
 const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--json] <command>
 
@@ -38,6 +41,11 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
   keys list [--account ACCOUNT]
   keys revoke KEY_ID
   keys rotate KEY_ID               a new secret (printed once); the old one stops working
+  keys hostname release HOSTNAME   free HOSTNAME for POST /api_key/generate again: the free key
+                                   holding it is revoked (docs/hostnames.md)
+  keys hostname reassign HOSTNAME KEY_ID
+                                   KEY_ID (a standard key) holds HOSTNAME from now on; the free
+                                   key holding it is revoked
   accounts create NAME
   accounts list
   plans set NAME --limit N|unlimited
@@ -45,12 +53,14 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
   usage --key KEY_ID [--month YYYY-MM]
   state                            the shared-memory state table: slots live, expired and never
                                    used (a walk of the whole file; the service may be running)
+  threats status                   each threat source: kind, URL (without credentials), entries,
+                                   last update, next run, last error (docs/threats.md)
 
 Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
 DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
 
 const COMMANDS = new Set([
-  'keys create', 'keys list', 'keys revoke', 'keys rotate', 'accounts create', 'accounts list', 'plans set', 'plans list',
+  'keys create', 'keys list', 'keys revoke', 'keys rotate', 'keys hostname', 'accounts create', 'accounts list', 'plans set', 'plans list',
 ]);
 
 class UsageError extends Error {}
@@ -122,6 +132,20 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
+  if (positionals[0] === 'threats') {
+    if (positionals[1] !== 'status' || positionals.length > 2) {
+      console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+      return 2;
+    }
+    try {
+      const report = threatsStatus(configFromEnvironment(flags));
+      console.log(flags.json ? JSON.stringify(report.data) : report.text);
+      return 0;
+    } catch (err) {
+      console.error(`error: ${(err as Error).message}`);
+      return 1;
+    }
+  }
   const command = positionals.slice(0, 2).join(' ');
   if (!COMMANDS.has(command) && !(positionals[0] === 'usage' && positionals.length === 1)) {
     console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
@@ -154,8 +178,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * `state`: how full the shared-memory state table is (README, "Sizing the shared-memory state
- * table"). Opens the file the service uses, never creates one, and only reads it.
+ * `state`: how full the shared-memory store is, soft table and claims (README, "Sizing the state
+ * store"). Opens the files the service uses, never creates one, and only reads them.
  */
 function stateCommand(config: Config, json: boolean): number {
   if (config.REDIS_URL) {
@@ -290,6 +314,10 @@ async function run(args: string[], flags: Flags, ctx: Context): Promise<void> {
     }
     return;
   }
+  if (group === 'keys' && action === 'hostname') {
+    await hostnameCommand(rest, ctx, out, actor);
+    return;
+  }
   if (group === 'accounts' && action === 'create') {
     const name = rest.join(' ').trim();
     if (name === '') throw new UsageError('accounts create needs NAME');
@@ -356,6 +384,31 @@ async function run(args: string[], flags: Flags, ctx: Context): Promise<void> {
     return;
   }
   throw new UsageError(`unknown command: ${args.join(' ')}`);
+}
+
+/** `keys hostname release HOSTNAME` and `keys hostname reassign HOSTNAME KEY_ID`. */
+async function hostnameCommand(args: string[], ctx: Context, out: (human: string, data: unknown) => void, actor: string): Promise<void> {
+  const [verb, hostname, keyId, ...extra] = args;
+  const list = (ids: readonly string[]) => (ids.length === 0 ? 'none' : ids.join(', '));
+  if (verb === 'release' && hostname !== undefined && keyId === undefined) {
+    const r = await releaseHostname(ctx.db.sql, hostname, actor);
+    out(`released ${r.hostname}
+revoked:  ${list(r.revoked)}
+cleared:  ${list(r.cleared)}
+` +
+      'A free key can be generated for it again (workers drop the revoked keys within CACHE_DURATION_API_KEYS).', r);
+    return;
+  }
+  if (verb === 'reassign' && hostname !== undefined && keyId !== undefined && extra.length === 0) {
+    if (!isKeyId(keyId)) throw new Error(`"${keyId}" is not a key id`);
+    const r = await reassignHostname(ctx.db.sql, hostname, keyId, actor);
+    out(`${r.hostname} is held by ${r.apiKey} (hostnames: ${r.hostnames.join(', ') || '*'})
+revoked:  ${list(r.revoked)}
+` +
+      `cleared:  ${list(r.cleared)}`, r);
+    return;
+  }
+  throw new UsageError('keys hostname release HOSTNAME | keys hostname reassign HOSTNAME KEY_ID');
 }
 
 async function resolveAccount(ctx: Context, given: string | undefined) {

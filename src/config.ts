@@ -10,7 +10,10 @@ import {
   type CidrList, type RateRule, type RateRuleKey, RATE_RULE_KEYS,
   parseBoolean, parseCidrList, parseCron, parseDuration, parseInteger, parseList, parseRateRule, parseSize,
 } from './parse.js';
-import { resolveSecrets, SECRET_NAMES, type Secrets } from './secrets.js';
+import { resolveSecrets, SECRET_NAMES, seedProblem, type Secrets } from './secrets.js';
+import { Cron } from 'croner';
+import { FIREHOL_BASE, parseThreatSources, threatSources, type ThreatSource } from './intel/threat-sources.js';
+import { STORE_LIMITS } from './store/state-store.js';
 
 type Parser<T> = (raw: string) => T;
 
@@ -41,6 +44,19 @@ const optUint = (min = 0, max = 2 ** 31 - 1): Parser<number | null> => (s) => (s
 const list: Parser<string[]> = parseList;
 const cidrs: Parser<CidrList> = parseCidrList;
 const cron: Parser<string | null> = (s) => (s.trim() === '' ? null : parseCron(s));
+/** A list schedule: a cron pattern of 5 fields, or 6 with seconds first (croner's syntax). */
+const schedule: Parser<string> = (s) => {
+  const pattern = s.trim();
+  const fields = pattern.split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) throw new Error(`"${s}" is not a cron pattern (5 fields, or 6 with seconds first)`);
+  try {
+    new Cron(pattern, { paused: true }).stop();
+  } catch (err) {
+    throw new Error(`"${s}": ${(err as Error).message}`);
+  }
+  return pattern;
+};
+const sources: Parser<ThreatSource[]> = (s) => parseThreatSources(s, schedule);
 const rule = (key: RateRuleKey = 'ip'): Parser<RateRule | null> => (s) => (s.trim() === '' ? null : parseRateRule(s, key));
 const oneOf = <T extends string>(...values: T[]): Parser<T> => (s) => {
   const x = s.trim() as T;
@@ -50,6 +66,12 @@ const oneOf = <T extends string>(...values: T[]): Parser<T> => (s) => {
 const minLength = (n: number): Parser<string | null> => (s) => {
   if (s === '') return null;
   if (s.length < n) throw new Error(`must be at least ${n} characters`);
+  return s;
+};
+const seed: Parser<string | null> = (s) => {
+  if (s === '') return null;
+  const problem = seedProblem(s);
+  if (problem !== null) throw new Error(problem);
   return s;
 };
 const basePath: Parser<string> = (s) => {
@@ -95,7 +117,7 @@ export const VARIABLES = {
   INSPECT_ROUTE_ENABLED: v('Server', '1', bool, 'Enable GET /v1/inspect.'),
   NODE_NAME: v('Server', '', str, 'Human-readable node name (logs, health).'),
   TZ: v('Server', '', str, 'Application timezone (usage months); empty = the system timezone.'),
-  USER_AGENT: v('Server', '', str, 'User-Agent of outbound requests; empty = palisade/<version>.'),
+  USER_AGENT: v('Server', '', str, 'User-Agent of outbound requests (list downloads); empty = palisade/<version>.'),
   CONTAINER_CPUS: v('Server', '', optUint(1, 1024), 'CPU count override (auto-detected from cgroups).'),
   CONTAINER_MEMORY_LIMIT_MB: v('Server', '', optUint(16), 'Memory limit override in MB (auto-detected from cgroups).'),
   HEAP_LIMIT_MB: v('Server', '', optUint(16), "Each worker's --max-old-space-size; must stay below the memory limit. Empty = 75% of the memory limit divided among workers, when a limit is known."),
@@ -115,7 +137,8 @@ export const VARIABLES = {
   IP_HEADERS_SECRET: v('Client IP', '', str, 'When set, X-Real-IP / CF-Connecting-IP / True-Client-IP are honoured only if X-IP-Headers-Secret carries this value.', true),
   ANONYMIZE_IP_ADDRESS: v('Client IP', '1', bool, 'Anonymize IPs in stored request logs and verification data.'),
   // --- secrets
-  SECRET_SEED: v('Secrets', '', minLength(24), 'When set, every generated secret is derived from it with HKDF-SHA256 so all nodes agree.', true),
+  SECRET_SEED: v('Secrets', '', seed, 'When set, every generated secret is derived from it with HKDF-SHA256 so all nodes agree; the primary writes the derived values to DATA_DIR/secrets.json, so a later start without the seed keeps them. Refused unless it has at least 24 characters, 10 different ones and an estimated 80 bits of entropy: its length times the smaller of the Shannon entropy of its characters and that of the differences between neighbouring characters (so repeats such as abab… and runs such as abcd… are refused; words of a passphrase count as random characters). E.g. `openssl rand -base64 32`. On a DATA_DIR whose secrets.json holds other values the service refuses to start, naming them: see SECRET_SEED_ROTATE.', true),
+  SECRET_SEED_ROTATE: v('Secrets', '0', bool, 'With SECRET_SEED on a DATA_DIR whose secrets.json holds other PALISADE_HMAC_SECRET, CODE_CHALLENGE_SECRET, JWT_SECRET or HASHING_SALT values (generated before the seed was set, or derived from another seed): 1 = replace them with the derived values and rewrite secrets.json, so later starts agree with or without the seed. Every existing API key secret then fails with 401 API_KEY_INVALID until the key gets a new one (`npm run cli -- keys rotate KEY_ID`), challenges already issued fail verification and admin sessions end. 0 = refuse to start instead, naming the secrets that differ. The CLI never rotates: it refuses until the service has started once with the switch.'),
   PALISADE_HMAC_SECRET: v('Secrets', '', minLength(24), 'Signs challenges. Generated and persisted in DATA_DIR when unset.', true),
   CODE_CHALLENGE_SECRET: v('Secrets', '', minLength(24), 'Signs code challenges. Generated when unset.', true),
   JWT_SECRET: v('Secrets', '', minLength(24), 'Signs admin session JWTs. Generated when unset.', true),
@@ -151,7 +174,7 @@ export const VARIABLES = {
   CHALLENGE_POOL_SIZE: v('Limits', '32', uint(1, 100_000), 'Challenges each worker derives ahead per expensive deterministic policy (PBKDF2, scrypt, Argon2id), refilled when fewer than a quarter are ready: a burst up to this size per worker is answered without waiting for a derivation (palisade_challenge_pool_takes_total{result="waited"} counts the takes that found it empty). Each ready challenge holds about 300 bytes; a deep pool also costs derivation CPU right after start-up.'),
   POW_MAX_THREADS: v('Limits', '', optUint(1, 256), 'Threads for expensive challenge creation and validation; empty = half the CPUs (at least 1).'),
   HEADER_ENTROPY_MAX_ENTRIES: v('Limits', '100', uint(1), 'Header-combination hashes stored per IP.'),
-  PENALTY_TTL: v('Limits', '30m', secs, 'Lifetime of an accumulated penalty score.'),
+  PENALTY_TTL: v('Limits', '30m', secs, 'Lifetime of an accumulated penalty score (1s to 795d, the longest the state store keeps an entry).'),
   DELETE_SPAM_SUBMISSIONS_IN: v('Limits', '14d', secs, 'Spam-flagged submissions are deleted after this time.'),
   REQUEST_LOGS_TTL: v('Limits', '72h', secs, 'Retention of request logs.'),
   REQUEST_LOGS_MAX_RATE: v('Limits', '200', optUint(1), 'Most request-log rows stored per second by each worker (beyond it rows are left out and counted in palisade_request_logs_skipped_total; usage counters stay exact); empty = every request. Bounds what a flood costs the database.'),
@@ -172,8 +195,18 @@ export const VARIABLES = {
   USER_AGENT_LIST_SCHEDULE: v('Lists', '0 0 * * *', cron, 'User-agent list update schedule (cron).'),
   MAXMIND_DOWNLOAD_SCHEDULE: v('Lists', '0 0 * * *', cron, 'MaxMind database update schedule (cron).'),
   IPINFO_IO_MMDB_DOWNLOAD_SCHEDULE: v('Lists', '0 0 * * *', cron, 'IPinfo database update schedule (cron).'),
-  THREATS_ENABLED: v('Lists', '1', bool, 'Threat detection (probe and malicious counters, IP marks).'),
-  THREATS_INDEX_STORE: v('Lists', 'auto', oneOf('auto', 'memory', 'sqlite'), 'Where the threat index is kept.'),
+  THREATS_ENABLED: v('Lists', '1', bool, 'Threat detection: probe and malicious counters, IP marks, and the threat lists (FIREHOL_*_URL, THREATS_SOURCES; docs/threats.md). 0 turns all of it off, downloads included.'),
+  THREATS_INDEX_STORE: v('Lists', 'auto', oneOf('auto', 'memory', 'sqlite'), 'Where the threat-list index is kept: auto and memory = sorted ranges in memory in each serving process (about 8 bytes per IPv4 range, 32 per IPv6 range). sqlite is not implemented yet and refused at start.'),
+  FIREHOL_LEVEL1_URL: v('Lists', `${FIREHOL_BASE}/firehol_level1.netset`, url, 'Threat source of kind malicious (FireHOL level 1): a list of IPs/CIDRs, one per line. A listed client gets the penalty raise of a malicious mark on challenge and verify. Empty disables.'),
+  FIREHOL_LEVEL1_SCHEDULE: v('Lists', '10 */6 * * *', schedule, 'Update schedule of FIREHOL_LEVEL1_URL (cron; 5 fields, or 6 with seconds first).'),
+  FIREHOL_PROXIES_URL: v('Lists', `${FIREHOL_BASE}/firehol_proxies.netset`, url, 'Threat source of kind proxy (FireHOL proxies): a listed client counts as a proxy threat event against THREATS_PROXY_LIMIT. Empty disables.'),
+  FIREHOL_PROXIES_SCHEDULE: v('Lists', '20 */6 * * *', schedule, 'Update schedule of FIREHOL_PROXIES_URL (cron).'),
+  FIREHOL_TOR_EXITS_URL: v('Lists', `${FIREHOL_BASE}/tor_exits.ipset`, url, 'Threat source of kind tor (Tor exit nodes): a listed client counts as a tor threat event against THREATS_TOR_LIMIT. Empty disables.'),
+  FIREHOL_TOR_EXITS_SCHEDULE: v('Lists', '30 * * * *', schedule, 'Update schedule of FIREHOL_TOR_EXITS_URL (cron; the exit list changes hourly).'),
+  THREATS_SOURCES: v('Lists', '', sources, 'More threat sources: entries separated by ; or new lines, each kind[:name]=url[|schedule] with kind malicious, proxy, tor or bot; name defaults to the URL\'s file name without extension; schedule defaults to 25 */6 * * *. E.g. bot=https://example.org/botscout_30d.ipset|0 3 * * *. A ; or | inside a URL must be percent-encoded.'),
+  THREATS_LIST_SIZE_LIMIT: v('Lists', '64MB', size, 'Largest download of one threat source; the transfer is aborted past it and the previous list stays.'),
+  THREATS_LIST_MAX_ENTRIES: v('Lists', '2000000', uint(1), 'Most entries (IPs/CIDRs) of one threat source; a download with more is refused and the previous list stays.'),
+  LIST_DOWNLOAD_TIMEOUT: v('Lists', '60s', ms, 'Deadline of one list download, headers and body together.'),
   HIGH_RISK_COUNTRIES: v('Lists', 'by,cd,cf,cu,il,iq,ir,kp,lb,ly,mm,ng,ru,sd,so,sy,ua,ve,zw', list, 'Country codes flagged high-risk.'),
   // --- data
   DEFAULT_ACCOUNT_NAME: v('Data', 'Default Account', str, 'Account created on first setup.'),
@@ -215,10 +248,10 @@ export const VARIABLES = {
   SNAPSHOTS_REDIS_SCHEDULE: v('Data', '', cron, 'State snapshot schedule (cron); empty disables.'),
   SNAPSHOTS_DB_PREFIX: v('Data', 'palisade-backups/db:${iso_date()}', str, 'Path prefix of stored snapshots.'),
   // --- outbound
-  TLS_EXTRA_CA_CERTS: v('Outbound', '', optional, 'Extra trusted CA bundle (PEM file) for outbound requests.'),
-  HTTP_PROXY: v('Outbound', '', optional, 'Outbound HTTP proxy.', true),
-  HTTPS_PROXY: v('Outbound', '', optional, 'Outbound HTTPS proxy.', true),
-  NO_PROXY: v('Outbound', 'localhost,127.0.0.1,::1,0.0.0.0', list, 'Hosts that bypass the proxy.'),
+  TLS_EXTRA_CA_CERTS: v('Outbound', '', optional, 'Extra trusted CA bundle (PEM file) for outbound requests (list downloads), added to Node\'s root certificates.'),
+  HTTP_PROXY: v('Outbound', '', optional, 'Proxy for outbound http:// requests (list downloads), e.g. http://user:pass@proxy:3128; tunnelled with CONNECT.', true),
+  HTTPS_PROXY: v('Outbound', '', optional, 'Proxy for outbound https:// requests (list downloads); tunnelled with CONNECT.', true),
+  NO_PROXY: v('Outbound', 'localhost,127.0.0.1,::1,0.0.0.0', list, 'Hosts that bypass the proxy: * (all), a host name (its subdomains too), or an IP, each optionally with :port.'),
   SMTP_URL: v('Outbound', '', optional, 'Outgoing email (not used yet).', true),
   AI_PROVIDER: v('Outbound', '', (s) => (s === '' ? null : oneOf('anthropic', 'azure', 'google', 'mistral', 'ollama', 'openai')(s)), 'AI provider for security rules (not used yet).'),
   LICENSE_KEY: v('Outbound', '', optional, 'License key (Palisade needs none; accepted for compatibility).', true),
@@ -296,6 +329,27 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if ((out.CACHE_DURATION_USED_CHALLENGES as number) * 1000 < (out.CLAIM_CLOCK_SKEW as number) + 60_000) {
     problems.push('CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m');
   }
+  // Penalties and threat marks are kept in the state store, which refuses a lifetime past maxTtlMs
+  // with a RangeError: checked here, or every failed verification would throw it.
+  const maxDays = Math.floor(STORE_LIMITS.maxTtlMs / 86_400_000);
+  const penaltyTtl = out.PENALTY_TTL as number | undefined;
+  if (penaltyTtl !== undefined && (penaltyTtl < 1000 || penaltyTtl > STORE_LIMITS.maxTtlMs)) {
+    problems.push(`PENALTY_TTL must be from 1s to ${maxDays}d`);
+  }
+  for (const name of ['THREATS_PROBE_LIMIT', 'THREATS_MALICIOUS_LIMIT', 'THREATS_BOT_LIMIT', 'THREATS_PROXY_LIMIT', 'THREATS_TOR_LIMIT'] as const) {
+    const r = out[name] as RateRule | null | undefined;
+    if (r && Math.max(r.windowMs, r.blockMs, r.expireMs) > STORE_LIMITS.maxTtlMs) {
+      problems.push(`${name}: the window, block and expire must each be at most ${maxDays}d (how long a mark can be kept)`);
+    }
+  }
+  if (out.THREATS_INDEX_STORE === 'sqlite') problems.push('THREATS_INDEX_STORE: sqlite is not implemented yet; use auto or memory');
+  if (out.THREATS_SOURCES !== undefined) {
+    try {
+      threatSources(out as unknown as Parameters<typeof threatSources>[0]);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
   if (out.HEAP_LIMIT_MB && out.CONTAINER_MEMORY_LIMIT_MB && (out.HEAP_LIMIT_MB as number) >= (out.CONTAINER_MEMORY_LIMIT_MB as number)) {
     problems.push('HEAP_LIMIT_MB must stay below CONTAINER_MEMORY_LIMIT_MB');
   }
@@ -309,6 +363,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       nodeName: out.NODE_NAME as string,
       given: Object.fromEntries(SECRET_NAMES.map((n) => [n, (out[n] as string | null) || null])),
       persist: options.persistSecrets ?? true,
+      rotate: out.SECRET_SEED_ROTATE as boolean,
     });
   } catch (err) {
     throw new ConfigError([`secrets: ${(err as Error).message}`]);

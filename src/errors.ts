@@ -1,11 +1,16 @@
 // The one error catalogue. Every failure a client can see is one of these codes; docs/errors.md
 // lists the same codes (test/unit/errors-doc.test.ts keeps them in step).
+import { V1_SALT_MAX_LENGTH } from './pow/v1-salt.js';
 
 export const ERRORS = {
   // 4xx: the request
   BAD_REQUEST: { status: 400, message: 'The request is malformed.' },
   INVALID_JSON: { status: 400, message: 'The body is not valid JSON.' },
   INVALID_PARAMETER: { status: 400, message: 'A parameter is missing or has an invalid value.' },
+  PARAMS_TOO_LONG: {
+    status: 400,
+    message: `The params.* values would make the v1 challenge's salt longer than ${V1_SALT_MAX_LENGTH} characters (values count percent-encoded).`,
+  },
   INVALID_PAYLOAD: { status: 400, message: 'The payload is not a valid challenge solution or server payload.' },
   INVALID_MONTH: { status: 400, message: 'month must be YYYY-MM.' },
   INVALID_HOSTNAME: { status: 400, message: 'hostname must be a DNS hostname (no IP address, no wildcard).' },

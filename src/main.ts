@@ -5,8 +5,10 @@ import cluster from 'node:cluster';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { startApp, type App } from './app.js';
+import { publicTrustedRanges } from './http/client-ip.js';
 import type { PrimaryData } from './primary/data.js';
 import { Hub } from './primary/hub.js';
+import { notifyWorkers, startListJobs, type ListJobs } from './primary/list-jobs.js';
 import { PrimaryLink } from './primary/ipc.js';
 import { detectCpus, workerHeapMb } from './primary/resources.js';
 import { Supervisor } from './primary/supervisor.js';
@@ -47,9 +49,22 @@ function onSignals(handler: () => void): void {
   process.on('SIGINT', once);
 }
 
+/** Settings that work but are probably a mistake; said once, by the primary. */
+function warnAboutConfig(config: Config, logger: Logger): void {
+  const publicProxies = publicTrustedRanges(config.X_FORWARDED_FOR_TRUSTED);
+  if (publicProxies.length > 0) {
+    logger.warn(
+      { X_FORWARDED_FOR_TRUSTED: publicProxies },
+      'X_FORWARDED_FOR_TRUSTED covers public addresses: every client there can name its own IP in X-Forwarded-For ' +
+        '(whitelists, rate limits and penalties then count what it chooses). List only the addresses of your proxies.',
+    );
+  }
+}
+
 async function runSingle(config: Config): Promise<void> {
   const logs = localLogHub();
   const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, tap: logs.tap });
+  warnAboutConfig(config, logger);
   let data: PrimaryData | null = null;
   let app: App;
   try {
@@ -63,11 +78,14 @@ async function runSingle(config: Config): Promise<void> {
     return;
   }
   logger.info({ port: app.port, workers: 0, version: config.version, dataDir: config.dataDir }, 'palisade listening');
-  onSignals(() => void shutdown(app, data, config, logger));
+  const index = app.threatIndex;
+  const lists = startListJobs(config, logger, (name) => { void index?.reload(name); });
+  onSignals(() => void shutdown(app, data, config, logger, lists));
 }
 
-async function shutdown(app: App, data: PrimaryData | null, config: Config, logger: Logger): Promise<void> {
+async function shutdown(app: App, data: PrimaryData | null, config: Config, logger: Logger, lists: ListJobs | null): Promise<void> {
   logger.info('draining');
+  await lists?.stop();
   await app.stop(config.SHUTDOWN_TIMEOUT);
   await data?.close().catch((err: unknown) => logger.error({ err }, 'closing the database failed'));
   logger.info('stopped');
@@ -80,6 +98,7 @@ async function runPrimary(config: Config): Promise<void> {
   const logger = createLogger({
     level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { role: 'primary' }, tap: (line) => hub?.publish(line),
   });
+  warnAboutConfig(config, logger);
   const heap = workerHeapMb(config.HEAP_LIMIT_MB, config.CONTAINER_MEMORY_LIMIT_MB, config.workers);
   const supervisor = new Supervisor({
     workers: config.workers,
@@ -88,9 +107,12 @@ async function runPrimary(config: Config): Promise<void> {
   });
   hub = new Hub(supervisor);
   let data: PrimaryData | null = null;
+  let lists: ListJobs | null = null;
   onSignals(() => {
     logger.info('draining workers');
+    const listsStopped = lists?.stop();
     supervisor.stop(config.SHUTDOWN_TIMEOUT).then(async () => {
+      await listsStopped;
       await data?.close().catch((err: unknown) => logger.error({ err }, 'closing the database failed'));
       logger.info('stopped');
       hub?.close();
@@ -113,6 +135,7 @@ async function runPrimary(config: Config): Promise<void> {
     return;
   }
   logger.info({ port: config.PORT, workers: config.workers, heapMb: heap, version: config.version, dataDir: config.dataDir }, 'palisade listening');
+  if (!supervisor.stopping) lists = startListJobs(config, logger, notifyWorkers(supervisor));
 }
 
 async function runWorker(config: Config): Promise<void> {
@@ -158,6 +181,9 @@ async function runWorker(config: Config): Promise<void> {
 }
 
 if (cluster.isPrimary) {
+  // Everything the service writes under DATA_DIR (secrets, state file, database) is its own: files
+  // made without an explicit mode are not left readable by the group or others. Workers inherit it.
+  process.umask(0o077);
   const config = configOrExit(true);
   if (config.workers === 0) await runSingle(config);
   else await runPrimary(config);

@@ -22,10 +22,12 @@ export interface Metrics {
   /** Register the challenge pool's gauge and counter, read at scrape time. */
   watchPool(stats: () => ChallengePoolStats): void;
   /**
-   * Register the shared-memory store's gauges: the soft table's live share (sampled at scrape time),
-   * capacity and evictions; the claims' count and bytes against STATE_STORE_MAX_MEMORY.
+   * Register the shared-memory store's gauges: the soft table's live share (sampled at scrape time)
+   * and capacity; the claims' count and bytes against STATE_STORE_MAX_MEMORY.
    */
   watchStateTable(table: StateTableView): void;
+  /** Register palisade_state_evictions_total, read from either store at scrape time. */
+  watchEvictions(store: { evictions(): { seen: number; window: number; penalty: number; counter: number } }): void;
   /** Count one finished request (status, seconds). */
   observe(status: number, seconds: number): void;
   close(): void;
@@ -35,7 +37,6 @@ export interface Metrics {
 export interface StateTableView {
   sampleLoad(): number;
   readonly capacity: number;
-  evictions(): { seen: number; window: number; penalty: number; counter: number };
   claimMemory(): { claims: number; bytes: number; maxBytes: number };
 }
 
@@ -123,6 +124,22 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
         },
       });
     },
+    watchEvictions(store) {
+      // Each worker counts what it evicted: the cluster's value is the sum.
+      new Counter({
+        name: 'palisade_state_evictions_total',
+        help: 'Soft-state entries given up for room, by kind: window (rate limits, threat counters), penalty (penalties, marks), seen (header combinations), counter (plan limits, seeded again from the usage count; shared memory only). Shared memory: the least recently used entry of a full probe window; Redis: a new entry not stored while memory is past 80 % of maxmemory.',
+        labelNames: ['kind'] as const, registers,
+        collect() {
+          const e = store.evictions();
+          this.reset();
+          this.inc({ kind: 'window' }, e.window);
+          this.inc({ kind: 'penalty' }, e.penalty);
+          this.inc({ kind: 'seen' }, e.seen);
+          this.inc({ kind: 'counter' }, e.counter);
+        },
+      });
+    },
     watchStateTable(table) {
       // Every worker maps the same table: the cluster's value is the highest of their samples.
       new Gauge({
@@ -135,20 +152,6 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
         name: 'palisade_state_store_capacity_slots', help: 'Slots in the shared-memory soft-state table (STATE_STORE_CAPACITY).',
         registers, aggregator: 'max',
         collect() { this.set(table.capacity); },
-      });
-      // Each worker counts what it evicted: the cluster's value is the sum.
-      new Counter({
-        name: 'palisade_state_evictions_total',
-        help: 'Soft-state entries evicted (least recently used) because their probe window was full, by kind: window (rate limits, threat counters), penalty (penalties, marks), seen (header combinations), counter (plan limits, seeded again from the database).',
-        labelNames: ['kind'] as const, registers,
-        collect() {
-          const e = table.evictions();
-          this.reset();
-          this.inc({ kind: 'window' }, e.window);
-          this.inc({ kind: 'penalty' }, e.penalty);
-          this.inc({ kind: 'seen' }, e.seen);
-          this.inc({ kind: 'counter' }, e.counter);
-        },
       });
       // Claims are shared by the host's workers: each reads the same directory, the cluster shows the highest.
       const claims = (field: 'claims' | 'bytes' | 'maxBytes') => function (this: Gauge) { this.set(table.claimMemory()[field]); };

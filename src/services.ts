@@ -63,7 +63,8 @@ export function databaseOptions(config: Config) {
 
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
   configureDerivation({ maxThreads: config.powMaxThreads });
-  const store = await createStateStore(stateStoreOptions(config, logger));
+  // The primary's store deletes and prepares claim buckets (src/primary/data.ts): workers only map them.
+  const store = await createStateStore({ ...stateStoreOptions(config, logger), shmSweepFiles: false });
   const db = openDatabase(databaseOptions(config));
   const keySecrets = createKeySecrets(deriveApiKeySecretKey(config.secrets.PALISADE_HMAC_SECRET), config.secrets.HASHING_SALT);
   const keys = createKeyCache({

@@ -158,7 +158,7 @@ function change(from: number, to: number): number | null {
   return from > 0 && Number.isFinite(to) ? round(to / from - 1, 4) : null;
 }
 
-function mixedFlow(
+export function mixedFlow(
   url: string, p: { challenge: string; verify: string }, ctx: RunContext, durationS: number, rate?: number,
 ): Promise<LoadResult> {
   const headers = { origin: BENCH_ORIGIN };

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { MachineInfo } from './machine.js';
 import { describeMachine } from './machine.js';
 import type { MemoryResult } from './memory.js';
+import type { SustainedResult } from './sustained.js';
 import type { ScenarioResult, TargetResult } from './scenario-runner.js';
 import type { Latency, WrkResult } from './load.js';
 
@@ -50,7 +51,15 @@ export interface MemoryFile {
   readonly result: MemoryResult;
 }
 
-type AnyFile = ResultsFile | MemoryFile;
+export interface SustainedFile {
+  readonly kind: 'sustained';
+  readonly date: string;
+  readonly machine: MachineInfo;
+  readonly options: RunOptions;
+  readonly result: SustainedResult;
+}
+
+type AnyFile = ResultsFile | MemoryFile | SustainedFile;
 
 export function writeResults(dir: string, name: string, file: AnyFile): string {
   mkdirSync(dir, { recursive: true });
@@ -64,7 +73,7 @@ export function latestResults(dir: string): Map<string, AnyFile> {
   const latest = new Map<string, { file: AnyFile; date: string }>();
   if (!existsSync(dir)) return new Map();
   for (const name of readdirSync(dir)) {
-    const m = /^\d{4}-\d{2}-\d{2}-(S\d|memory)\.json$/.exec(name);
+    const m = /^\d{4}-\d{2}-\d{2}-(S\d|memory|sustained)\.json$/.exec(name);
     if (!m) continue;
     const file = JSON.parse(readFileSync(join(dir, name), 'utf8')) as AnyFile;
     const prev = latest.get(m[1]!);
@@ -93,6 +102,7 @@ const SENTINEL = {
 export function renderSection(files: Map<string, AnyFile>): string {
   const scenarios = [...files.values()].filter((f): f is ResultsFile => f.kind === 'scenario');
   const memory = files.get('memory') as MemoryFile | undefined;
+  const sustained = files.get('sustained') as SustainedFile | undefined;
   if (scenarios.length === 0 && !memory) return '_No results yet: run `npm run bench`._';
   const out: string[] = [];
   const ref = scenarios[0] ?? memory!;
@@ -108,8 +118,9 @@ export function renderSection(files: Map<string, AnyFile>): string {
   if (check) out.push(generatorLine(check), '');
   for (const f of scenarios) out.push(...scenarioBlock(f));
   if (memory) out.push(...memoryBlock(memory));
+  if (sustained) out.push(...sustainedBlock(sustained));
   out.push(...sentinelBlock(scenarios));
-  out.push(...targetsBlock(scenarios, memory));
+  out.push(...targetsBlock(scenarios, memory, sustained));
   return out.join('\n').trimEnd();
 }
 
@@ -207,7 +218,35 @@ function sentinelBlock(files: ResultsFile[]): string[] {
   ];
 }
 
-function targetsBlock(files: ResultsFile[], memory: MemoryFile | undefined): string[] {
+function sustainedBlock(f: SustainedFile): string[] {
+  const r = f.result;
+  const first = r.samples[0];
+  const last = r.samples.at(-1);
+  const mb = (n: number | null | undefined) => (n == null ? '—' : (n / 1048576).toFixed(1));
+  const fl = r.flood;
+  return [
+    `### Sustained verification: ${fmt(r.rate)} per second on the default store`, '',
+    `_${f.date.slice(0, 10)}, ${r.durationS >= 120 ? `${Math.round(r.durationS / 60)} min` : `${r.durationS} s`} of the mixed flow ` +
+    `(challenge, then its solution) at ${fmt(r.rate)} verifications/s, production configuration, every store setting at its default._`, '',
+    '| | start | end |', '|---|---:|---:|',
+    `| live claims | ${fmtOr(first?.claims ?? undefined)} | ${fmtOr(last?.claims ?? undefined)} |`,
+    `| claim memory (MB of STATE_STORE_MAX_MEMORY) | ${mb(first?.claimBytes)} | ${mb(last?.claimBytes)} of ${mb(last?.maxClaimBytes)} |`,
+    `| soft table load | ${first?.load ?? '—'} | ${last?.load ?? '—'} |`,
+    `| STORE_FULL | ${first?.storeFull ?? '—'} | ${last?.storeFull ?? '—'} |`,
+    `| worker RSS (MB) | ${first?.rss.join(' / ') ?? '—'} | ${last?.rss.join(' / ') ?? '—'} |`,
+    '',
+    `${fmt(r.load.statusCodes['200'] ?? 0)} answers 200, ${r.load.non2xx + r.load.errors} failures, ` +
+    `p50 ${r.load.latency.p50} ms, p99 ${r.load.latency.p99} ms (autocannon at a fixed rate); ${r.bytesPerClaim ?? '—'} bytes per live claim.`,
+    '',
+    `Rotation flood (${fmt(fl.capacity)}-slot soft table, every probe from its own IPv6 /64): the clean client at ` +
+    `${fmt(fl.cleanRate)} verifications/s had p99 ${fl.alone.latency.p99} ms alone and ${fl.beside.latency.p99} ms beside ` +
+    `${fmt(fl.probeCount)} probes (${fmt(fl.probeRate)}/s); failures ${fl.alone.non2xx + fl.alone.errors} and ` +
+    `${fl.beside.non2xx + fl.beside.errors}; ${fmt(fl.evictions)} soft entries evicted, STORE_FULL ${fl.storeFull}.`,
+    '',
+  ];
+}
+
+function targetsBlock(files: ResultsFile[], memory: MemoryFile | undefined, sustained?: SustainedFile): string[] {
   const lines = ['### Targets (issue 7)', '', '| scenario | target | measured | |', '|---|---|---:|---|'];
   for (const f of files) {
     for (const c of f.result.checks) {
@@ -220,6 +259,9 @@ function targetsBlock(files: ResultsFile[], memory: MemoryFile | undefined): str
   }
   if (memory) {
     for (const c of memory.result.checks) lines.push(`| memory | ${c.label} ${c.target} | ${c.measured ?? '—'} | ${c.met ? 'met' : '**not met**'} |`);
+  }
+  if (sustained) {
+    for (const c of sustained.result.checks) lines.push(`| sustained | ${c.label} ${c.target} | ${c.measured ?? '—'} | ${c.met ? 'met' : '**not met**'} |`);
   }
   if (lines.length === 4) return [];
   lines.push('');

@@ -9,6 +9,7 @@
 //                              header combination; the penalty to pass to scalePolicy.
 //   assertNotBlocked(ip)       POST /v1/verify (and the other verify routes) before verifying.
 //   penaltyFor(ip)             verificationData.penalty.
+//   (challengePenalty and assertNotBlocked also look the IP up in the threat lists: `listed` below.)
 //   verificationFailed(ip, reason)   every failed verification: failure count, points, malicious events.
 //   assess({req, penalty})     verificationData.score (score.ts).
 //
@@ -31,7 +32,8 @@ import { createPenalties, type PenaltyReason, type Penalties } from './penalty.j
 import { probeFamily } from './probe-paths.js';
 import { score } from './score.js';
 import { smugglingShape } from './smuggling.js';
-import { createThreats, type IntelligenceKind, type ThreatOptions, type ThreatOutcome, type ThreatRules, type Threats } from './threats.js';
+import { createThreats, THREAT_DEFAULTS, type IntelligenceKind, type ThreatOptions, type ThreatOutcome, type ThreatRules, type Threats } from './threats.js';
+import { KIND_BIT } from '../intel/threat-sources.js';
 
 export { score } from './score.js';
 export { probeFamily, PROBE_FAMILIES, type ProbeFamily } from './probe-paths.js';
@@ -68,6 +70,8 @@ export interface AbuseDeps {
   readonly registry?: Registry;
   /** Synchronous API-key cache peek for apiKey/account flood keys (flood.ts). */
   readonly knownKey?: KnownKey;
+  /** The threat lists (src/intel/threat-index.ts): the kinds listing an IP as KIND_BIT bits. */
+  readonly threatLists?: { match(ip: string): number };
 }
 
 export interface AbuseOptions extends Pick<ThreatOptions, 'eventPenalty' | 'markPenalty' | 'escalateProbes'> {
@@ -153,6 +157,26 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
   }, common);
   const keyLimits = createKeyRateLimiter({ store, deviceKeys, logger, metrics }, common);
 
+  // Threat lists (docs/threats.md): a listed IP's proxy/tor/bot kinds are reported as threat events
+  // (THREATS_<KIND>_LIMIT decides when they mark it); a malicious listing raises the penalty by what
+  // a malicious mark raises it, for as long as the IP stays listed (it does not block: lists are
+  // broad, and a listed client can still solve the harder challenge).
+  const lists = config.THREATS_ENABLED ? deps.threatLists : undefined;
+  const listedRaise = options.markPenalty?.malicious ?? THREAT_DEFAULTS.markPenalty.malicious;
+  /** Looks `ip` up; reports its intelligence kinds when `report`; the penalty raise of a malicious listing. */
+  const listed = (ip: string, report: boolean): number => {
+    if (lists === undefined) return 0;
+    const bits = lists.match(ip);
+    if (bits === 0) return 0;
+    if (report) {
+      if (bits & KIND_BIT.malicious) metrics.listMatch('malicious');
+      if (bits & KIND_BIT.proxy) { metrics.listMatch('proxy'); void threats.reportThreat(ip, 'proxy'); }
+      if (bits & KIND_BIT.tor) { metrics.listMatch('tor'); void threats.reportThreat(ip, 'tor'); }
+      if (bits & KIND_BIT.bot) { metrics.listMatch('bot'); void threats.reportThreat(ip, 'bot'); }
+    }
+    return bits & KIND_BIT.malicious ? listedRaise : 0;
+  };
+
   const probes = threats.enabled && config.THREATS_PROBE_LIMIT !== null;
   const smuggling = threats.enabled && config.THREATS_MALICIOUS_LIMIT !== null;
   let beforeRoute: AbuseProtection['beforeRoute'];
@@ -176,9 +200,10 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
     throw new PalisadeError('IP_BLOCKED');
   };
   const penaltyFor = (ip: string): number | Promise<number> => {
+    const raise = listed(ip, false);
     const standing = threats.standingSync(ip);
-    if (standing !== undefined) return penalties.scoreSync(ip)! + standing.markPenalty;
-    return Promise.all([penalties.score(ip), threats.standing(ip)]).then(([points, s]) => points + s.markPenalty);
+    if (standing !== undefined) return penalties.scoreSync(ip)! + standing.markPenalty + raise;
+    return Promise.all([penalties.score(ip), threats.standing(ip)]).then(([points, s]) => points + s.markPenalty + raise);
   };
   const assessment = (penalty: number, failures: number): RiskAssessment => {
     const s = score(penalty, failures);
@@ -198,18 +223,20 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
         // Shared memory: every read on this thread; only a new header combination waits for its count.
         const observed = headerEntropy.observe(req);
         if (standing.blocked) blocked();
-        if (typeof observed === 'number') return penalties.scoreSync(req.ip)! + standing.markPenalty;
-        return observed.then(() => penalties.score(req.ip)).then((points) => points + standing.markPenalty);
+        const raise = listed(req.ip, true);
+        if (typeof observed === 'number') return penalties.scoreSync(req.ip)! + standing.markPenalty + raise;
+        return observed.then(() => penalties.score(req.ip)).then((points) => points + standing.markPenalty + raise);
       }
       return Promise.all([
         threats.standing(req.ip),
         Promise.resolve(headerEntropy.observe(req)).then(() => penalties.score(req.ip)),
       ]).then(([s, points]) => {
         if (s.blocked) blocked();
-        return points + s.markPenalty;
+        return points + s.markPenalty + listed(req.ip, true);
       });
     },
     assertNotBlocked(ip) {
+      listed(ip, true);
       const now = threats.isBlockedSync(ip);
       if (now !== undefined) {
         if (now) blocked();

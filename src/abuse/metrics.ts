@@ -15,6 +15,8 @@ export const MALICIOUS_REASONS = [
   'invalid_signature', 'tampered', 'replayed', 'smuggling', 'probing',
 ] as const;
 export type MaliciousReason = (typeof MALICIOUS_REASONS)[number];
+export const THREAT_LIST_MATCH_KINDS = ['malicious', 'proxy', 'tor', 'bot'] as const;
+export type ThreatListMatchKind = (typeof THREAT_LIST_MATCH_KINDS)[number];
 export const STORE_ERROR_CODES = ['STORE_UNAVAILABLE', 'STORE_FULL'] as const;
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
 
@@ -27,6 +29,8 @@ export interface AbuseMetrics {
   marked(kind: ThreatKind): void;
   /** palisade_threat_events_total{kind}: threat events counted against the THREATS_* limits. */
   threat(kind: ThreatKind): void;
+  /** palisade_threat_list_matches_total{kind}: challenge and verify requests from an IP on a threat list of the kind. */
+  listMatch(kind: ThreatListMatchKind): void;
   /** palisade_malicious_events_total{reason}. */
   malicious(reason: MaliciousReason): void;
   /** palisade_store_errors_total{code}: store failures the abuse checks passed over (fail-open). */
@@ -40,6 +44,7 @@ export function createAbuseMetrics(registry: Registry = new Registry()): AbuseMe
   const blocked = children(registry, 'palisade_blocked_total', 'Requests refused because the client IP is blocked, by reason.', 'reason', BLOCK_REASONS);
   const marked = children(registry, 'palisade_ip_marked_total', 'IP addresses newly marked by a threat limit, by kind.', 'kind', THREAT_KINDS);
   const threat = children(registry, 'palisade_threat_events_total', 'Threat events counted against the THREATS_* limits, by kind.', 'kind', THREAT_KINDS);
+  const listMatch = children(registry, 'palisade_threat_list_matches_total', 'Challenge and verify requests from an IP listed by a threat source, by kind.', 'kind', THREAT_LIST_MATCH_KINDS);
   const malicious = children(registry, 'palisade_malicious_events_total', 'Malicious events, by reason.', 'reason', MALICIOUS_REASONS);
   const storeErrors = children(registry, 'palisade_store_errors_total', 'State-store failures (STORE_FULL, STORE_UNAVAILABLE).', 'code', STORE_ERROR_CODES);
   return {
@@ -48,6 +53,7 @@ export function createAbuseMetrics(registry: Registry = new Registry()): AbuseMe
     blocked: (reason) => blocked[reason].inc(),
     marked: (kind) => marked[kind].inc(),
     threat: (kind) => threat[kind].inc(),
+    listMatch: (kind) => listMatch[kind].inc(),
     malicious: (reason) => malicious[reason].inc(),
     storeError: (code) => storeErrors[code].inc(),
   };

@@ -7,8 +7,8 @@
 //   X-Hmac-Signature      = hex(HMAC-SHA256(secret, salt + "\n" + METHOD + "\n" + path-with-query + "\n" + body))
 //   X-Hmac-Signature-Salt = "<unix seconds>.<16 to 100 random characters [A-Za-z0-9_-]>"
 // The salt carries its signing time so that a captured request cannot be replayed at all: it is
-// accepted within ±5 minutes of that time and only once (claimSalt remembers it for 11 minutes,
-// longer than the window). A salt without a time could be replayed once its claim expired.
+// accepted within ±5 minutes of that time and only once (claimSalt remembers it until the window
+// closes plus CLAIM_CLOCK_SKEW). A salt without a time could be replayed once its claim expired.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { PalisadeError } from '../errors.js';
 import { claimUntil, DEFAULT_CLOCK_SKEW_MS } from '../store/state-store.js';

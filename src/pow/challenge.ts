@@ -9,6 +9,7 @@ import { deriveKey, deriveKeySync } from './derive.js';
 import type { ChallengePolicy } from './policy.js';
 import { pooledRandomBytes } from './random.js';
 import type { PowSecrets } from './secrets.js';
+import { MAX_PARAMS, PARAM_NAME_MAX, PARAM_VALUE_MAX, V1_SALT_MAX_LENGTH } from './v1-salt.js';
 
 export interface ChallengeContext {
   readonly secrets: PowSecrets;
@@ -103,16 +104,29 @@ function dataJson(ctx: ChallengeContext): string {
 const V1_HASH: Record<string, HashAlgorithm> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
 
 /**
- * v1: salt = `<24 hex>?expires=<unix s>&apiKey=<id>&params.<name>=<value>&…`, always ending in `&`
- * (the parameter-splicing defence of CVE-2025-68113: digits moved from `number` into the salt would
- * change the text after the last `&`). challenge = hex(H(salt + number)), signature = hex(HMAC_H(secret, challenge)).
+ * The salt of a v1 challenge: `<24 hex>?expires=<unix s>&apiKey=<id>&params.<name>=<value>&…`.
+ * Throws PARAMS_TOO_LONG past V1_SALT_MAX_LENGTH, the limit verification holds it to: values are
+ * percent-encoded, so ten values of 100 characters can make a salt of over 3,000.
  */
-export function createChallengeV1(policy: ChallengePolicy, ctx: ChallengeContext): string {
+export function v1Salt(policy: ChallengePolicy, ctx: Pick<ChallengeContext, 'apiKeyId' | 'params' | 'now'>): string {
   const expires = Math.floor(((ctx.now ?? Date.now()) + policy.expiresInMs) / 1000);
   let salt = `${toHex(pooledRandomBytes(12))}?expires=${expires}&apiKey=${encodeURIComponent(ctx.apiKeyId)}&`;
   if (ctx.params) {
     for (const name of Object.keys(ctx.params).sort()) salt += `params.${name}=${encodeURIComponent(ctx.params[name]!)}&`;
   }
+  if (salt.length > V1_SALT_MAX_LENGTH) {
+    throw new PalisadeError('PARAMS_TOO_LONG', `params.<name>: the v1 salt would be ${salt.length} characters, over the limit of ${V1_SALT_MAX_LENGTH}`);
+  }
+  return salt;
+}
+
+/**
+ * v1: salt = `<24 hex>?expires=<unix s>&apiKey=<id>&params.<name>=<value>&…`, always ending in `&`
+ * (the parameter-splicing defence of CVE-2025-68113: digits moved from `number` into the salt would
+ * change the text after the last `&`). challenge = hex(H(salt + number)), signature = hex(HMAC_H(secret, challenge)).
+ * `salt` may be made ahead (v1Salt), so that its limit is checked before anything else is done.
+ */
+export function createChallengeV1(policy: ChallengePolicy, ctx: ChallengeContext, salt = v1Salt(policy, ctx)): string {
   const number = randomInt(policy.counterMin, policy.counterMax + 1);
   const alg = V1_HASH[policy.algorithm]!;
   const challenge = toHex(sha(alg, salt + number));
@@ -121,10 +135,10 @@ export function createChallengeV1(policy: ChallengePolicy, ctx: ChallengeContext
     `"salt":${JSON.stringify(salt)},"signature":"${signature}"}`;
 }
 
-export const MAX_PARAMS = 10;
-const PARAM_NAME = /^[A-Za-z0-9_-]{1,20}$/;
+export { MAX_PARAMS } from './v1-salt.js';
+const PARAM_NAME = new RegExp(`^[A-Za-z0-9_-]{1,${PARAM_NAME_MAX}}$`);
 // Printable ASCII only: the widget base64-encodes the payload with btoa, which rejects other characters.
-const PARAM_VALUE = /^[\x20-\x7e]{0,100}$/;
+const PARAM_VALUE = new RegExp(`^[\\x20-\\x7e]{0,${PARAM_VALUE_MAX}}$`);
 const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
@@ -139,10 +153,10 @@ export function parseChallengeParams(query: URLSearchParams): Record<string, str
     if (!key.startsWith('params.')) continue;
     const name = key.slice(7);
     if (!PARAM_NAME.test(name) || RESERVED_NAMES.has(name)) {
-      throw new PalisadeError('INVALID_PARAMETER', 'params.<name>: name must be 1-20 of [A-Za-z0-9_-]');
+      throw new PalisadeError('INVALID_PARAMETER', `params.<name>: name must be 1-${PARAM_NAME_MAX} of [A-Za-z0-9_-]`);
     }
     if (!PARAM_VALUE.test(value)) {
-      throw new PalisadeError('INVALID_PARAMETER', 'params.<name>: value must be at most 100 printable ASCII characters');
+      throw new PalisadeError('INVALID_PARAMETER', `params.<name>: value must be at most ${PARAM_VALUE_MAX} printable ASCII characters`);
     }
     params ??= Object.create(null) as Record<string, string>;
     if (name in params) continue;

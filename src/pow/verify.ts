@@ -9,6 +9,7 @@ import { deriveKey, POW_ALGORITHMS, type PowAlgorithm } from './derive.js';
 import { canonicalJson, decodePayload, isHex, isObject, MAX_PAYLOAD_LENGTH } from './payload.js';
 import { MAX_COUNTER, MAX_EXPIRES_MS } from './policy.js';
 import type { PowSecrets } from './secrets.js';
+import { V1_SALT, V1_SALT_MAX_LENGTH } from './v1-salt.js';
 import { claimUntil, DEFAULT_CLOCK_SKEW_MS } from '../store/state-store.js';
 
 export { DEFAULT_CLOCK_SKEW_MS };
@@ -186,17 +187,11 @@ const V1_HASH: Record<string, { alg: HashAlgorithm; hex: number }> = {
   'SHA-384': { alg: 'sha384', hex: 96 },
   'SHA-512': { alg: 'sha512', hex: 128 },
 };
-/**
- * The exact salt createChallengeV1 writes. Anchored at both ends and ending in `&`: the CVE-2025-68113
- * splice (moving digits of `number` into the salt to extend `expires`) cannot produce a salt of this form.
- */
-const V1_SALT = /^[0-9a-f]{24}\?expires=([1-9][0-9]{0,10})&apiKey=([A-Za-z0-9_]{1,64})&((?:params\.[A-Za-z0-9_-]{1,20}=[A-Za-z0-9_.!~*'()%-]{0,300}&){0,10})$/;
-
 function verifyV1(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
   const h = V1_HASH[payload.algorithm as string];
   const { challenge, number, salt, signature } = payload;
   if (!h || !isHex(challenge, h.hex) || !isHex(signature, h.hex) || typeof number !== 'number') return FAILED.INVALID_PAYLOAD;
-  if (typeof salt !== 'string' || salt.length > 1024) return FAILED.INVALID_PAYLOAD;
+  if (typeof salt !== 'string' || salt.length > V1_SALT_MAX_LENGTH) return FAILED.INVALID_PAYLOAD;
   const m = V1_SALT.exec(salt);
   if (!m) return FAILED.INVALID_PAYLOAD;
 

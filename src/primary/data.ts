@@ -1,6 +1,8 @@
 // The primary's part of the durable data: it hosts the embedded database (unless POSTGRES_URL is
 // set), applies migrations under an advisory lock, creates the default account and the state file,
-// and runs the retention job. Workers connect afterwards (src/services.ts).
+// and runs the retention job. Workers connect afterwards (src/services.ts). Without Redis it also
+// keeps the shared-memory store open for its sweep: ended claim buckets are deleted and the next
+// ones prepared here, off the workers' request path.
 import type { Config } from '../config.js';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
@@ -9,7 +11,7 @@ import { deleteOldRequestLogs } from '../db/request-logs.js';
 import { pruneUsageFlushes } from '../db/usage.js';
 import type { Logger } from '../log.js';
 import { databaseOptions, stateStoreOptions } from '../services.js';
-import { createStateStore } from '../store/index.js';
+import { createStateStore, type StateStore } from '../store/index.js';
 import { openRedisStore } from '../store/redis-store.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
 
@@ -31,14 +33,16 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     maxConnections: Math.max(1, workers) * config.POSTGRES_MAX_CONNECTIONS + 8,
   });
   let db: Database | null = null;
+  let janitor: StateStore | null = null;
   try {
     db = openDatabase({ ...databaseOptions(config), maxConnections: 2 });
     const applied = await migrate(db.sql);
     if (applied.applied.length > 0) logger.info({ migrations: applied.applied }, 'database migrated');
     await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME);
     // Create (or check) the state file once here, so workers never race to create it.
-    if (!config.REDIS_URL) await (await createStateStore(stateStoreOptions(config, logger))).close();
+    if (!config.REDIS_URL) janitor = await createStateStore(stateStoreOptions(config, logger));
   } catch (err) {
+    await janitor?.close().catch(() => {});
     await db?.close().catch(() => {});
     await embedded?.close().catch(() => {});
     throw err;
@@ -62,6 +66,7 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     db: openDb,
     async close() {
       clearInterval(timer);
+      await janitor?.close().catch(() => {});
       await openDb.close(2000).catch(() => {});
       await embedded?.close();
     },

@@ -1,6 +1,6 @@
 // The embedded database (DESIGN.md section 3): PGlite opened by the primary at
 // EMBEDDED_DB_DATABASE_LOCATION and served to the workers on a Unix socket in the data directory
-// (directory 0700, socket 0600), optionally also on a loopback TCP port. Workers (and the CLI while
+// (directory 0700, socket 0600, the database's files 0600 or 0700: pglite-owner-only.ts), optionally also on a loopback TCP port. Workers (and the CLI while
 // the service runs) connect with openDatabase({ socketPath }).
 //
 // One process at a time may open the PGlite directory: `<location>.lock` holds the owner's pid,
@@ -11,6 +11,7 @@ import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, unlinkSync, wr
 import { dirname } from 'node:path';
 import { embeddedLocation, embeddedSocketPath } from '../db/embedded-paths.js';
 import { parseEmbeddedDbAddr } from '../db/engines.js';
+import { OwnerOnlyNodeFS, restrictToOwner } from '../db/pglite-owner-only.js';
 import { seedFromTemplate } from '../db/pglite-template.js';
 import { socketAlive } from '../db/socket-alive.js';
 import { startPgliteServer, type PgliteServer } from '../db/pglite-server.js';
@@ -63,8 +64,11 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   try {
     // An in-memory database still refuses to replace a socket that another process serves.
     if (inMemory && await socketAlive(socketPath)) throw new Error(`${socketPath} is served by another process`);
-    if (!inMemory) seedFromTemplate(location);
-    db = await PGlite.create(inMemory ? {} : { dataDir: location });
+    if (!inMemory) {
+      seedFromTemplate(location);
+      restrictToOwner(location);
+    }
+    db = await PGlite.create(inMemory ? {} : { fs: new OwnerOnlyNodeFS(location) });
     // We hold the lock: a socket file left here belongs to a process that is gone.
     removeIfExists(socketPath);
     server = await startPgliteServer(db, {

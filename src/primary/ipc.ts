@@ -12,6 +12,8 @@ export type Message =
   | { t: 'log'; line: string }
   | { t: 'logs-tap'; on: boolean }
   | { t: 'ready' }
+  /** Primary → workers: the downloaded list `name` was replaced in DATA_DIR/lists; load it again. */
+  | { t: 'list-updated'; name: string }
   | { t: 'shutdown' };
 
 export function encode(message: Message): Buffer {

@@ -77,13 +77,13 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   };
   const findKey = (id: string) => keys.getKey(id);
   const countUsage = usage.countUsage;
-  const onVerify = (success: boolean, reason: string | null, req: RequestContext) => {
+  const onVerify = (success: boolean, reason: string | null, req: RequestContext, source: 'widget' | 'server_payload' = 'widget') => {
     if (success) {
       metrics.verificationsSuccess.inc();
       return;
     }
     metrics.verificationsFailed.inc({ reason: reason ?? 'UNKNOWN' });
-    void abuse.verificationFailed(req.ip, reason ?? 'UNKNOWN', req.path === '/challenge/verify' ? 'server_payload' : 'widget');
+    void abuse.verificationFailed(req.ip, reason ?? 'UNKNOWN', source);
   };
   const clockSkewMs = config.CLAIM_CLOCK_SKEW;
 

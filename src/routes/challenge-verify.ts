@@ -22,7 +22,8 @@ export interface ChallengeVerifyRouteDeps {
   readonly findKey: (id: string) => ApiKey | null | Promise<ApiKey | null>;
   readonly secrets: PowSecrets;
   readonly claimOnce: (id: string, untilMs: number) => Promise<boolean>;
-  readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
+  /** `source`: which kind of payload it was (a forged server payload counts as tampered, a forged widget payload as an invalid signature). */
+  readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext, source: 'widget' | 'server_payload') => void;
   /** Counted for widget payloads only: a server payload was already counted by POST /v1/verify. */
   readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
   /** Charges the plan for a widget payload before it is verified; throws PLAN_LIMIT_EXCEEDED (src/usage/plan-limit.ts). */
@@ -59,7 +60,8 @@ export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, opt
 
     const decoded = decodePayload(body.payload, o.maxPayloadLength);
     let reason: VerifyFailure | null;
-    if (isServerPayload(decoded)) {
+    const server = isServerPayload(decoded);
+    if (server) {
       const payload = asServerPayload(decoded);
       if (!payload) reason = 'INVALID_PAYLOAD';
       else if (payload.apiKey !== key.id) reason = 'INVALID_SIGNATURE';
@@ -73,7 +75,7 @@ export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, opt
       reason = result.verified ? null : result.reason;
       deps.countUsage(key, null, requestOrigin(req));
     }
-    deps.onVerify(reason === null, reason, req);
+    deps.onVerify(reason === null, reason, req, server ? 'server_payload' : 'widget');
     return reason === null ? VERIFIED : json({ verified: false, reason });
   };
 }

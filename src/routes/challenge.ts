@@ -3,7 +3,7 @@
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
 import {
-  createChallengeV1, deriveChallenge, deriveChallengeSync, parseChallengeParams, signChallenge, type ChallengeContext,
+  createChallengeV1, deriveChallenge, deriveChallengeSync, parseChallengeParams, signChallenge, v1Salt, type ChallengeContext,
   type DerivedChallenge,
 } from '../pow/challenge.js';
 import { isExpensive } from '../pow/derive.js';
@@ -60,7 +60,7 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
 
   // Synchronous from start to end when every step can be (a cached key, the shared-memory store, a
   // cheap policy): the reply is written in the same uWS callback, with no Promise at all.
-  const issue = (key: ApiKey, params: ChallengeContext['params'], penalty: number): Reply | Promise<Reply> => {
+  const issue = (key: ApiKey, params: ChallengeContext['params'], penalty: number, salt: string | undefined): Reply | Promise<Reply> => {
     const policy = scalePolicy(policyOf(key), penalty);
     const verifyUrl = verifyBase + encodeURIComponent(key.id);
     const ctx: ChallengeContext = { secrets: deps.secrets, apiKeyId: key.id, params, verifyUrl };
@@ -74,7 +74,7 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
           'x-altcha-config': JSON.stringify({ verifyUrl }),
           'access-control-expose-headers': 'x-altcha-config',
         },
-        body: createChallengeV1(policy, ctx),
+        body: createChallengeV1(policy, ctx, salt),
       };
     }
     // Probabilistic and cheap deterministic challenges are made inline; expensive ones come from
@@ -92,10 +92,12 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
   };
 
   const withKey = (req: RequestContext, key: ApiKey): Reply | Promise<Reply> => {
-    // Parameters are checked before the penalty counts the request.
+    // Parameters are checked before the penalty counts the request, a v1 salt's length with them.
     const params = parseChallengeParams(req.query);
+    const policy = policyOf(key);
+    const salt = policy.version === 1 ? v1Salt(policy, { apiKeyId: key.id, params }) : undefined;
     const penalty = deps.penalty(req);
-    return typeof penalty === 'number' ? issue(key, params, penalty) : penalty.then((p) => issue(key, params, p));
+    return typeof penalty === 'number' ? issue(key, params, penalty, salt) : penalty.then((p) => issue(key, params, p, salt));
   };
 
   return (req: RequestContext): Reply | Promise<Reply> => {

@@ -16,6 +16,11 @@ export interface StateStoreOptions {
   shmPath: string;
   /** Soft-state slots in the state file, 16 bytes each. Default 1,048,576 (16 MiB). */
   shmCapacity?: number | undefined;
+  /**
+   * Whether this process deletes ended claim buckets and prepares the next ones (the primary's
+   * store does; workers only unmap, so no file work lands on the request path). Default true.
+   */
+  shmSweepFiles?: boolean | undefined;
   /** STATE_STORE_MAX_MEMORY: bytes the shared-memory store's claims may take. Default 1 GiB. */
   shmMaxClaimBytes?: number | undefined;
   /** REDIS_ALLOW_EVICTION: start (with a warning) although Redis may evict claim keys. Default false. */
@@ -44,7 +49,7 @@ export async function createStateStore(options: StateStoreOptions): Promise<Shar
     }));
   }
   return openSharedMemoryStore(options.shmPath, defined({
-    capacity: options.shmCapacity, maxClaimBytes: options.shmMaxClaimBytes, logger: options.logger,
+    capacity: options.shmCapacity, maxClaimBytes: options.shmMaxClaimBytes, sweepFiles: options.shmSweepFiles, logger: options.logger,
   }));
 }
 

@@ -1,8 +1,15 @@
 // StateStore on Redis (REDIS_URL), for several hosts sharing one state. DESIGN.md section 3.
 // Claims are `SET key 1 PXAT until NX` (hard state: refused at start unless Redis's
-// maxmemory-policy is noeviction, so no key can be evicted); rate-limit hits, counters and penalty
-// additions are Lua scripts (atomic on the server, clocked by the server's TIME so every node
-// agrees on window boundaries).
+// maxmemory-policy is noeviction, so no key can be evicted). Hard and soft state share one Redis
+// and its maxmemory, so soft state sheds instead of competing: every second the store reads
+// used_memory and maxmemory, and past 80 % (until below 70 %) a rate-limit window, penalty or
+// first-seen entry that does not exist yet is not created (the hit counts as the first of a fresh
+// window; counted as an eviction), while existing entries and claims go on. An attacker rotating
+// addresses can then exhaust the soft share, never the room of claims, and cannot remove the mark
+// of an address already marked. Plan-limit counters are created whatever the memory, like claims
+// (one per limited account and month). Rate-limit hits, counters and penalty additions are Lua
+// scripts (atomic on the server, clocked by the server's TIME so every node agrees on window
+// boundaries).
 // Claims, hits, counts and reads wait for the end of the event loop's poll phase (setImmediate) and
 // go out together: every claim of that turn in one command (a Lua script of SET NX), every hit in
 // one script, every count in one script, every read in one MGET. Under load a turn handles many requests, and each command costs
@@ -72,7 +79,9 @@ const LONE_SURROGATE = /\p{Cs}/u;
 const HITS_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local shed = ARGV[#ARGV] == '1'
 local out = {}
+local skipped, created = 0, 0
 for i = 1, #KEYS do
   local limit, win, hold = tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]), tonumber(ARGV[3 * i])
   local held, expiry, count = 0, 0, 0
@@ -90,13 +99,20 @@ for i = 1, #KEYS do
   if held == 0 and count > limit and hold > 0 then
     held, expiry = 1, math.max(expiry, now + hold)
   end
-  redis.call('SET', KEYS[i], string.format('%d:%d:%d', held, expiry, count), 'PX', string.format('%d', expiry - now))
+  if v or not shed then
+    if not v then created = created + 1 end
+    redis.call('SET', KEYS[i], string.format('%d:%d:%d', held, expiry, count), 'PX', string.format('%d', expiry - now))
+  else
+    skipped = skipped + 1
+  end
   local remaining, blocked = 0, 0
   if allowed == 1 then remaining = limit - count end
   if held == 1 then blocked = expiry end
   local o = 5 * (i - 1)
   out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = allowed, remaining, expiry - now, blocked, count
 end
+out[#out + 1] = skipped
+out[#out + 1] = created
 return out
 `;
 
@@ -155,11 +171,28 @@ return out
 /** Keys per batched command; a turn with more goes out in several. */
 const BATCH_MAX = 500;
 
+// ARGV[3] '1' while shedding: an absent key is not created. Reply: {score, 0 updated | 1 created | 2 not stored}.
 const PENALTY_LUA = `
-local s = math.min((tonumber(redis.call('GET', KEYS[1])) or 0) + tonumber(ARGV[1]), ${STORE_LIMITS.maxPenalty})
+local v = redis.call('GET', KEYS[1])
+local s = math.min((tonumber(v) or 0) + tonumber(ARGV[1]), ${STORE_LIMITS.maxPenalty})
+if not v and ARGV[3] == '1' then return {s, 2} end
 redis.call('SET', KEYS[1], string.format('%d', s), 'PX', ARGV[2])
-return s
+if v then return {s, 0} end
+return {s, 1}
 `;
+
+/** Soft state stops growing past this share of maxmemory, and grows again below the second. */
+export const SOFT_SHED_AT = 0.8;
+export const SOFT_RESUME_AT = 0.7;
+/** How often the store reads Redis's memory, at least. */
+const MEMORY_CHECK_MS = 1000;
+/**
+ * ...and sooner once this process has created keys worth this share of maxmemory since the last
+ * read (at ~128 bytes a key), so a flood cannot outrun the check: a rotation flood through the
+ * service grew a 24 MB Redis past maxmemory within one second.
+ */
+const CHECK_AFTER_SHARE = 0.02;
+const BYTES_PER_KEY = 128;
 
 type Reply5 = [number, number, number, number, number];
 
@@ -191,7 +224,7 @@ interface PendingHit extends Pending<HitResult> {
 interface ScriptCommands {
   palisadeHits(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
   palisadePeek(key: string, limit: number, windowMs: number): Promise<Reply5>;
-  palisadePenalty(key: string, n: number, ttlMs: number): Promise<number>;
+  palisadePenalty(key: string, n: number, ttlMs: number, shed: string): Promise<[number, number]>;
   palisadeClaims(numberOfKeys: number, ...keysThenTtls: (string | number)[]): Promise<number[]>;
   palisadeCounts(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
 }
@@ -249,6 +282,17 @@ export class RedisStore implements StateStore {
   /** countUpTo() calls waiting for this turn's counts command. */
   #counts: PendingCount[] = [];
   #flushScheduled = false;
+  /** Soft entries are not created while true (memory past SOFT_SHED_AT of maxmemory). */
+  #shed = false;
+  #memoryTimer: NodeJS.Timeout | undefined;
+  /** New soft entries not created while shedding, by kind (a counter, like the shared-memory store's evictions). */
+  readonly #evicted = { seen: 0, window: 0, penalty: 0 };
+  #evictionsLogged = 0;
+  #lastEvictionLog = -Infinity;
+  /** maxmemory at the last read (0: none set), and keys created since. */
+  #maxmemory = 0;
+  #created = 0;
+  #checking = false;
 
   constructor(client: Redis, log: StoreLogger, allowEviction = false) {
     this.#client = client;
@@ -261,6 +305,10 @@ export class RedisStore implements StateStore {
     };
     client.on('ready', () => {
       this.#policyCheck = this.#checkEvictionPolicy();
+      if (this.#memoryTimer === undefined) {
+        this.#memoryTimer = setInterval(() => void this.checkMemory(), MEMORY_CHECK_MS);
+        this.#memoryTimer.unref();
+      }
     });
     client.on('error', (err: unknown) => this.#logFailure(err));
   }
@@ -305,7 +353,7 @@ export class RedisStore implements StateStore {
     });
   }
 
-  /** Soft: a first-seen entry with a TTL, batched with the claims. */
+  /** Soft: a first-seen entry with a TTL, batched with the claims. While shedding: "seen", nothing stored. */
   seenOnce(key: string, ttlMs: number): Promise<boolean> {
     let k: string;
     let ttl: number;
@@ -314,6 +362,10 @@ export class RedisStore implements StateStore {
       ttl = checkTtl(ttlMs);
     } catch (err) {
       return Promise.reject(err);
+    }
+    if (this.#shed) {
+      this.#evicted.seen++;
+      return Promise.resolve(false);
     }
     return new Promise<boolean>((resolve, reject) => {
       this.#schedule();
@@ -370,7 +422,11 @@ export class RedisStore implements StateStore {
   addPenalty(key: string, n: number, ttlMs: number): Promise<number> {
     try {
       const k = storeKey('p', checkKey('key', key));
-      return this.#scripts.palisadePenalty(k, checkPenalty(n), checkTtl(ttlMs)).then(Number, this.#unavailable);
+      return this.#scripts.palisadePenalty(k, checkPenalty(n), checkTtl(ttlMs), this.#shed ? '1' : '0').then(([score, how]) => {
+        if (how === 2) this.#evicted.penalty++;
+        else if (how === 1) this.#noteCreated(1);
+        return Number(score);
+      }, this.#unavailable);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -431,7 +487,10 @@ export class RedisStore implements StateStore {
   #sendHits(batch: PendingHit[]): void {
     const args: (string | number)[] = batch.map((h) => h.key);
     for (const h of batch) args.push(h.limit, h.windowMs, h.holdMs);
+    args.push(this.#shed ? '1' : '0');
     this.#scripts.palisadeHits(batch.length, ...args).then((r) => {
+      this.#evicted.window += r[5 * batch.length] ?? 0;
+      this.#noteCreated(r[5 * batch.length + 1] ?? 0);
       for (let i = 0; i < batch.length; i++) {
         const o = 5 * i;
         batch[i]!.resolve({ allowed: r[o] === 1, remaining: r[o + 1]!, resetMs: r[o + 2]!, blockedUntil: r[o + 3]!, count: r[o + 4]! });
@@ -446,13 +505,21 @@ export class RedisStore implements StateStore {
     if (batch.length === 1) {
       const c = batch[0]!;
       const set = c.expiry === 'PX' ? this.#client.set(c.key, '1', 'PX', c.at, 'NX') : this.#client.set(c.key, '1', 'PXAT', c.at, 'NX');
-      set.then((r) => c.resolve(r === 'OK'), fail);
+      set.then((r) => {
+        if (r === 'OK') this.#noteCreated(1);
+        c.resolve(r === 'OK');
+      }, fail);
       return;
     }
     const args: (string | number)[] = batch.map((c) => c.key);
     for (const c of batch) args.push(c.expiry, c.at);
     this.#scripts.palisadeClaims(batch.length, ...args).then((flags) => {
-      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(flags[i] === 1);
+      let created = 0;
+      for (let i = 0; i < batch.length; i++) {
+        if (flags[i] === 1) created++;
+        batch[i]!.resolve(flags[i] === 1);
+      }
+      this.#noteCreated(created);
     }, fail);
   }
 
@@ -495,12 +562,75 @@ export class RedisStore implements StateStore {
     );
   }
 
+  /** New soft entries this process did not create while shedding, by kind. */
+  /** Counters are never shed (file header): `counter` is always 0 here. */
+  evictions(): { seen: number; window: number; penalty: number; counter: number } {
+    return { ...this.#evicted, counter: 0 };
+  }
+
+  /** Whether soft state is being shed (Redis's memory past SOFT_SHED_AT of maxmemory). */
+  get shedding(): boolean {
+    return this.#shed;
+  }
+
+  /**
+   * Reads used_memory and maxmemory (INFO memory) and switches shedding on past SOFT_SHED_AT, off
+   * below SOFT_RESUME_AT; logs what was shed at most once a minute. Runs every second; tests call it.
+   * Without a maxmemory nothing is shed (Redis then grows until the machine refuses: set one).
+   */
+  async checkMemory(): Promise<void> {
+    let info: string;
+    this.#checking = true;
+    this.#created = 0;
+    try {
+      info = await this.#client.info('memory');
+    } catch {
+      return; // unreachable: claims answer 503 on their own
+    } finally {
+      this.#checking = false;
+    }
+    const used = Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
+    const max = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? NaN);
+    this.#maxmemory = max > 0 ? max : 0;
+    if (!(max > 0) || !Number.isFinite(used)) {
+      this.#shed = false;
+      return;
+    }
+    const share = used / max;
+    const was = this.#shed;
+    this.#shed = share > SOFT_SHED_AT || (was && share > SOFT_RESUME_AT);
+    if (this.#shed !== was) {
+      this.#log.warn(
+        { usedMemory: used, maxmemory: max },
+        this.#shed
+          ? 'Redis memory past 80 % of maxmemory: new rate-limit, penalty and first-seen entries are not stored (existing ones and used challenges are)'
+          : 'Redis memory below 70 % of maxmemory again: rate-limit, penalty and first-seen entries are stored again',
+      );
+    }
+    const e = this.#evicted;
+    const total = e.seen + e.window + e.penalty;
+    const now = Date.now();
+    if (total > this.#evictionsLogged && now - this.#lastEvictionLog >= 60_000) {
+      this.#log.warn({ evicted: total - this.#evictionsLogged, byKind: { ...e } }, 'soft state shed under Redis memory pressure (raise maxmemory if this is ordinary traffic)');
+      this.#evictionsLogged = total;
+      this.#lastEvictionLog = now;
+    }
+  }
+
+  #noteCreated(n: number): void {
+    this.#created += n;
+    if (this.#maxmemory > 0 && !this.#checking && this.#created * BYTES_PER_KEY > this.#maxmemory * CHECK_AFTER_SHARE) {
+      void this.checkMemory();
+    }
+  }
+
   /** PING within commandTimeout; false when Redis is unreachable or slow. Never rejects. */
   ping(): Promise<boolean> {
     return this.#client.ping().then((r) => r === 'PONG', () => false);
   }
 
   async close(): Promise<void> {
+    if (this.#memoryTimer !== undefined) clearInterval(this.#memoryTimer);
     if (this.#client.status === 'ready') {
       try {
         await this.#client.quit();

@@ -33,7 +33,7 @@ export interface SharedMemoryStoreOptions {
   maxClaimBytes?: number;
   /** Slots of the smallest first segment of a bucket (8 bytes each). Default 4,096 (32 KiB). */
   minClaimSlots?: number;
-  /** Deletes ended claim buckets' files (one process per host is enough; any may). Default true. */
+  /** Deletes ended claim buckets' files and prepares the next buckets (one process per host is enough: the primary). Default true. */
   sweepFiles?: boolean;
   /** How often ended buckets are unmapped (and deleted), ms. Default 5,000; 0 turns the timer off. */
   sweepEveryMs?: number;

@@ -85,6 +85,8 @@ export interface StateStore {
    * Under memory pressure an entry may be forgotten early (then it reads as new again).
    */
   seenOnce(key: string, ttlMs: number): Promise<boolean>;
+  /** Soft-state entries (and plan-limit counters) this process gave up for room, by kind (a counter). */
+  evictions(): { seen: number; window: number; penalty: number; counter: number };
   /** Count one hit of `limitKey` under `rule` (fixed window + hold; see the top of this file). */
   hit(limitKey: string, rule: RateRule): Promise<HitResult>;
   /** The state `hit` would see, without counting a hit: `blockedUntil > now` means held / marked. */

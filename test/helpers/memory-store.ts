@@ -46,6 +46,11 @@ export class MemoryStore implements StateStore {
     this.#now = options.now ?? Date.now;
   }
 
+  /** Nothing is ever given up for room here. */
+  evictions(): { seen: number; window: number; penalty: number; counter: number } {
+    return { seen: 0, window: 0, penalty: 0, counter: 0 };
+  }
+
   claimOnce(id: string, untilMs: number): Promise<boolean> {
     return this.#run('claimOnce', () => {
       checkKey('id', id);

@@ -319,7 +319,8 @@ describe('client IP', () => {
     assert.equal(await ip('198.51.100.1, 203.0.113.9, 10.1.1.1'), '203.0.113.9');
     assert.equal(await ip('2001:DB8::1'), '2001:db8::1');
     assert.equal(await ip('garbage, 203.0.113.7'), '203.0.113.7');
-    assert.equal(await ip('garbage'), '127.0.0.1');
+    assert.equal(await ip('garbage'), 'unknown');
+    assert.equal(await ip('203.0.113.9:4431'), '203.0.113.9');
     s.server.close();
   });
 

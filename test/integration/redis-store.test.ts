@@ -308,6 +308,56 @@ test('a full Redis (maxmemory, noeviction) answers 503 for claims, never a secon
   }
 });
 
+test('address rotation against a Redis with maxmemory: soft state sheds past 80 %, claims keep their room, a marked attacker stays marked', async () => {
+  const server = await startThrowawayRedis(['--maxmemory', '4mb', '--maxmemory-policy', 'noeviction']);
+  throwaways.push(server);
+  const { logger, lines } = captureLogger();
+  const store = await openRedisStore(server.url, { logger });
+  const rule = parseRateRule('2/5m(expire=48h)');
+  try {
+    // The attacker is marked before the flood starts.
+    for (let i = 0; i < 3; i++) await store.hit('ip|203.0.113.66', rule);
+    assert.equal(await store.addPenalty('mark|203.0.113.66', 4, 48 * 3_600_000), 4);
+    // Rotation: every request from another /64, each creating a window, a penalty and a first-seen entry.
+    let sent = 0;
+    while (!store.shedding && sent < 400_000) {
+      await Promise.all(Array.from({ length: 1000 }, (_, j) => {
+        const ip = `2001:db8:${((sent + j) >>> 16).toString(16)}:${((sent + j) & 0xffff).toString(16)}::`;
+        return Promise.all([store.hit(`ip|${ip}`, rule), store.addPenalty(`p|${ip}`, 1, 3_600_000), store.seenOnce(`hdr|${ip}`, 3_600_000)]);
+      }));
+      sent += 1000;
+      await store.checkMemory();
+    }
+    assert.equal(store.shedding, true, `shedding after ${sent} rotated sources`);
+    // The flood goes on: nothing is refused, new entries are simply not stored.
+    for (let k = 0; k < 20; k++) {
+      await Promise.all(Array.from({ length: 1000 }, (_, j) => {
+        const ip = `2001:db9:${k.toString(16)}:${j.toString(16)}::`;
+        return Promise.all([store.hit(`ip|${ip}`, rule), store.addPenalty(`p|${ip}`, 1, 3_600_000), store.seenOnce(`hdr|${ip}`, 3_600_000)]);
+      }));
+    }
+    const e = store.evictions();
+    assert.ok(e.window >= 20_000 && e.penalty >= 20_000 && e.seen >= 20_000, JSON.stringify(e));
+    // Claims still have their room: 2,000 fresh ones all succeed, and each is refused a second time.
+    const ids = Array.from({ length: 2000 }, (_, i) => `fresh-${i}`);
+    assert.deepEqual(new Set(await Promise.all(ids.map((id) => store.claimOnce(id, LATER)))), new Set([true]));
+    assert.deepEqual(new Set(await Promise.all(ids.map((id) => store.claimOnce(id, LATER)))), new Set([false]));
+    // Plan-limit counters are created and count on, as claims are: a shed counter would be seeded again on every request.
+    assert.deepEqual(await store.countUpTo('plan|acc_new|2024-05', 2, 0, LATER), { allowed: true, count: 1 });
+    assert.deepEqual(await store.countUpTo('plan|acc_new|2024-05', 2, null, LATER), { allowed: true, count: 2 });
+    assert.deepEqual(await store.countUpTo('plan|acc_new|2024-05', 2, null, LATER), { allowed: false, count: 2 });
+    assert.equal(store.evictions().counter, 0);
+    // The attacker keeps its mark and its window keeps counting.
+    assert.equal(await store.penalty('mark|203.0.113.66'), 4);
+    assert.equal(await store.addPenalty('mark|203.0.113.66', 1, 48 * 3_600_000), 5);
+    assert.equal((await store.hit('ip|203.0.113.66', rule)).count, 4);
+    assert.ok(lines.some((l) => l.level === 'warn' && /past 80 % of maxmemory/.test(l.msg)));
+    report('redis rotation', `shedding after ${sent} rotated sources on a 4 MB Redis; then ${JSON.stringify(e)} shed, 2,000 claims granted`);
+  } finally {
+    await store.close();
+  }
+});
+
 test('Redis killed and restarted: STORE_UNAVAILABLE meanwhile, then service resumes', async () => {
   const server = await startThrowawayRedis();
   throwaways.push(server);

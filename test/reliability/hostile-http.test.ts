@@ -12,7 +12,7 @@
 //
 // What does not hold: uWS neither answers nor closes a request whose header section it cannot
 // parse (obs-fold, a bare LF inside the headers, more than 100 headers, a control character in a
-// field value) until its 10 s idle timeout, even on a keep-alive connection that served requests
+// field value) or an HTTP/1.1 request without Host until its 10 s idle timeout, even on a keep-alive connection that served requests
 // before; those are asserted as what they are: closed, unanswered, by the timeout.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -77,6 +77,14 @@ function cases(keyId: string): Case[] {
     { name: 'bare LF line ends', bytes: () => Buffer.from('GET /.live HTTP/1.1\nHost: x\n\n'), status: 505, error: 'html', closed: true },
     { name: 'HTTP/1.0 request line', bytes: () => Buffer.from('GET /.live HTTP/1.0\r\n\r\n'), status: 505, error: 'html', closed: true },
     { name: 'binary garbage', bytes: () => Buffer.from([0, 1, 2, 0xff, 13, 10, 13, 10]), status: 505, error: 'html', closed: true },
+    // Request forms uWS answers with its own 505 page too (docs/http.md): it serves origin-form
+    // HTTP/1.1 only, whatever the request line otherwise says.
+    { name: 'HTTP/1.0 with Host', bytes: () => Buffer.from('GET /.live HTTP/1.0\r\nHost: x\r\n\r\n'), status: 505, error: 'html', closed: true },
+    { name: 'absolute-form target', bytes: () => get('http://x/.live'), status: 505, error: 'html', closed: true },
+    { name: 'OPTIONS *', bytes: () => Buffer.from('OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'), status: 505, error: 'html', closed: true },
+    // No Host: uWS drops the request before any handler and exposes no hook, so it cannot be
+    // answered 400; the connection is held until the idle timeout (docs/http.md).
+    { name: 'no Host header', bytes: () => Buffer.from('GET /.live HTTP/1.1\r\n\r\n'), status: null, closed: true },
     // Header sections uWS cannot parse: held until its idle timeout, never answered.
     { name: 'obs-fold', bytes: () => get('/.live', 'X-Folded: a\r\n b\r\n'), status: null, closed: true },
     { name: 'bare LF inside the headers', bytes: () => Buffer.from('GET /.live HTTP/1.1\r\nHost: x\nX-A: b\r\n\r\n'), status: null, closed: true },

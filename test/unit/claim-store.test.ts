@@ -7,9 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ClaimStore } from '../../src/native.js';
+import { createChallenge } from '../../src/pow/challenge.js';
+import { resolvePolicy } from '../../src/pow/policy.js';
+import { preparePowSecrets } from '../../src/pow/secrets.js';
+import { verifyPayload } from '../../src/pow/verify.js';
 import { claimMemoryBytes } from '../../src/primary/resources.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import { captureLogger } from '../helpers/memory-store.js';
+import { solveV2 } from '../helpers/pow-test-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'palisade-claims-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,7 +71,7 @@ test('claims of different moments are filed apart; the same id with its one mome
   }
 });
 
-test('a bucket overflows into generations that double; the next bucket starts at twice the last one\'s claims', () => {
+test('a bucket overflows into generations that grow fourfold; the next bucket starts at twice the last one\'s claims', () => {
   const path = fresh();
   const store = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0, minClaimSlots: 1024 });
   try {
@@ -76,15 +81,47 @@ test('a bucket overflows into generations that double; the next bucket starts at
     for (let i = 0; i < 5000; i++) assert.equal(store.claimOnceSync(`f${i}`, first), false, `f${i}`);
     const bucket = Math.floor(first / MINUTE);
     const gens = readdirSync(`${path}.claims`).filter((f) => f.startsWith(`${bucket}.`)).sort();
-    // 1,024 + 2,048 + 4,096 slots hold 5,000 claims (a window of 32 slots fills before the table does).
+    // 1,024 + 1,024 + 4,096 (+ 16,384) slots hold 5,000 claims: a probe sequence can be full before
+    // its segment is.
     assert.ok(gens.length >= 3 && gens.length <= 4, gens.join(' '));
     assert.equal(statSync(join(`${path}.claims`, `${bucket}.0`)).size, 64 + 1024 * 8);
-    assert.equal(statSync(join(`${path}.claims`, `${bucket}.1`)).size, 64 + 2048 * 8);
-    // The next minute's first segment: the smallest power of two at or above twice 5,000 claims.
+    assert.equal(statSync(join(`${path}.claims`, `${bucket}.1`)).size, 64 + 1024 * 8);
+    assert.equal(statSync(join(`${path}.claims`, `${bucket}.2`)).size, 64 + 4096 * 8);
+    // The next minute's first segment: twice 5,000 claims, rounded up to whole 4 KiB pages of slots.
     assert.equal(store.claimOnceSync('next', first + MINUTE), true);
-    assert.equal(statSync(join(`${path}.claims`, `${bucket + 1}.0`)).size, 64 + 16_384 * 8);
+    assert.equal(statSync(join(`${path}.claims`, `${bucket + 1}.0`)).size, 64 + 10_240 * 8);
   } finally {
     void store.close();
+  }
+});
+
+test('the primary prepares the next bucket ahead of its first claim; workers only map it', () => {
+  const path = fresh();
+  const primary = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0, minClaimSlots: 1024 });
+  const worker = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0, minClaimSlots: 1024, sweepFiles: false });
+  try {
+    primary.setClock(T0);
+    worker.setClock(T0);
+    const until = T0 + 21 * MINUTE;
+    const bucket = Math.floor(until / MINUTE);
+    for (let i = 0; i < 3000; i++) assert.equal(worker.claimOnceSync(`p${i}`, until), true);
+    const files = () => readdirSync(`${path}.claims`).filter((f) => f !== 'meta').sort();
+    worker.sweep();
+    assert.deepEqual(files().filter((f) => f.startsWith(`${bucket + 1}.`)), [], 'a worker prepares nothing');
+    primary.sweep();
+    // Twice the 3,000 claims of the bucket before, in whole pages: 6,144 slots.
+    assert.equal(statSync(join(`${path}.claims`, `${bucket + 1}.0`)).size, 64 + 6144 * 8);
+    // A bucket with no claims gets no successor: preparation never runs ahead of traffic.
+    primary.sweep();
+    assert.deepEqual(files().filter((f) => f.startsWith(`${bucket + 2}.`)), []);
+    // The worker's first claim in the next minute maps the prepared segment: no new file.
+    const before = files();
+    assert.equal(worker.claimOnceSync('next', until + MINUTE), true);
+    assert.deepEqual(files(), before);
+    assert.equal(primary.claimOnceSync('next', until + MINUTE), false, 'both processes see the one claim');
+  } finally {
+    void worker.close();
+    void primary.close();
   }
 });
 
@@ -199,4 +236,39 @@ test('sustained load: 2,000 claims/s for 24 simulated hours on the default confi
   assert.ok(peakBytes / peakClaims <= 32, `${(peakBytes / peakClaims).toFixed(1)} bytes per claim`);
   // About 21 minutes of claims live at once (2.5 million), up to a minute more until a bucket goes.
   assert.ok(peakClaims >= 2_400_000 && peakClaims <= 2_800_000, String(peakClaims));
+});
+
+test('claim lifetime through verification: refused as used until expiry plus the margin, as expired after, and gone once its minute has passed', async () => {
+  const path = fresh();
+  const store = openSharedMemoryStore(path, { capacity: 1024, sweepEveryMs: 0 });
+  const secrets = preparePowSecrets('claim-lifetime-hmac-secret-0123456789');
+  const apiKeyId = 'key_claimlifetime000000000000';
+  const policy = resolvePolicy({ counterMin: 0, counterMax: 20, expiresInMs: 20 * MINUTE }, { maxMemoryBytes: 2 ** 27 });
+  let now = T0;
+  const deps = { secrets, claimOnce: (id: string, until: number) => store.claimOnceSync(id, until), now: () => now };
+  try {
+    store.setClock(now);
+    const { payload, challenge } = await solveV2(await createChallenge(policy, { secrets, apiKeyId, now }));
+    const expiresAt = challenge.parameters.expiresAt! * 1000;
+    const first = await verifyPayload(payload, deps, apiKeyId);
+    assert.deepEqual([first.verified, first.verified && first.expiresAt], [true, expiresAt / 1000]);
+    // Just before expiry: the replay is refused by the claim.
+    now = expiresAt - 1000;
+    store.setClock(now);
+    assert.deepEqual(await verifyPayload(payload, deps, apiKeyId), { verified: false, reason: 'PAYLOAD_ALREADY_USED' });
+    // Between expiry and expiry + 60 s the claim is still there, and the expiry check refuses first.
+    now = expiresAt + 30_000;
+    store.setClock(now);
+    assert.deepEqual(await verifyPayload(payload, deps, apiKeyId), { verified: false, reason: 'CHALLENGE_EXPIRED' });
+    const bucket = Math.floor((expiresAt + 60_000) / MINUTE);
+    assert.ok(readdirSync(`${path}.claims`).includes(`${bucket}.0`), 'the claim is kept until expiry plus the margin');
+    // Once the claim's minute (and the 10 s grace) has passed, its bucket is deleted; the replay is still refused as expired.
+    now = (bucket + 1) * MINUTE + 11_000;
+    store.setClock(now);
+    store.sweep();
+    assert.equal(readdirSync(`${path}.claims`).some((f) => f.startsWith(`${bucket}.`)), false, 'gone after it');
+    assert.deepEqual(await verifyPayload(payload, deps, apiKeyId), { verified: false, reason: 'CHALLENGE_EXPIRED' });
+  } finally {
+    void store.close();
+  }
 });

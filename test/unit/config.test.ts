@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { ConfigError, describeConfig, loadConfig, resolveDataDir, VARIABLES } from '../../src/config.js';
 import { deriveSecret } from '../../src/secrets.js';
+import { createAbuseProtection, type AbuseConfig } from '../../src/abuse/index.js';
+import { parseRateRule } from '../../src/parse.js';
+import { captureLogger, MemoryStore } from '../helpers/memory-store.js';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -120,10 +123,35 @@ test('all problems are reported together, secrets never echoed', () => {
 });
 
 test('minimum secret lengths (24) are enforced', () => {
-  for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'EMBEDDED_DB_HMAC_SECRET', 'SECRET_SEED']) {
+  for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'EMBEDDED_DB_HMAC_SECRET']) {
     assert.match(problems({ [name]: 'a'.repeat(23) })[0]!, new RegExp(`^${name}: must be at least 24 characters`));
     assert.doesNotThrow(() => load({ [name]: 'a'.repeat(24) }));
   }
+  // SECRET_SEED has its own rule (test/unit/secret-seed.test.ts).
+  assert.match(problems({ SECRET_SEED: 'kQ3v9Zx7Lm2Pw8Rt5Yn4Bc6' })[0]!, /^SECRET_SEED: must have at least 24 characters/);
+});
+
+test('PENALTY_TTL and the THREATS_* rules stay within what the state store keeps (else workers failed to start, or marks were never kept)', async () => {
+  assert.deepEqual(problems({ PENALTY_TTL: '0' }), ['PENALTY_TTL must be from 1s to 795d']);
+  assert.deepEqual(problems({ PENALTY_TTL: '796d' }), ['PENALTY_TTL must be from 1s to 795d']);
+  assert.equal(load({ PENALTY_TTL: '795d' }).PENALTY_TTL, 795 * 86_400_000);
+  assert.equal(load({ PENALTY_TTL: '1s' }).PENALTY_TTL, 1000);
+  for (const value of ['10/5m(expire=796d)', '10/796d', '10/5m(block=796d)']) {
+    assert.deepEqual(problems({ THREATS_MALICIOUS_LIMIT: value }), ['THREATS_MALICIOUS_LIMIT: the window, block and expire must each be at most 795d (how long a mark can be kept)']);
+  }
+  assert.equal(load({ THREATS_TOR_LIMIT: '1/795d(expire=795d)' }).THREATS_TOR_LIMIT?.expireMs, 795 * 86_400_000);
+  // What they did past the configuration: each worker's abuse protection refused to build (a crash
+  // loop instead of one configuration error), and a malicious mark past the limit was never kept.
+  const base = load({});
+  const abuse = (over: Partial<AbuseConfig>) => createAbuseProtection({ ...base, ...over }, { store: new MemoryStore(), logger: captureLogger().logger });
+  assert.throws(() => abuse({ PENALTY_TTL: 0 }), RangeError);
+  assert.throws(() => abuse({ PENALTY_TTL: 796 * 86_400_000 }), RangeError);
+  const longMark = abuse({ THREATS_MALICIOUS_LIMIT: parseRateRule('1/5m(expire=796d)') });
+  await longMark.recordMalicious('192.0.2.1', 'invalid_signature');
+  assert.equal(await longMark.recordMalicious('192.0.2.1', 'invalid_signature'), 'ignored', 'past the limit, yet no mark');
+  const kept = abuse({ THREATS_MALICIOUS_LIMIT: parseRateRule('1/5m(expire=795d)') });
+  await kept.recordMalicious('192.0.2.1', 'invalid_signature');
+  assert.equal(await kept.recordMalicious('192.0.2.1', 'invalid_signature'), 'marked');
 });
 
 test('secrets are generated once, persisted 0600 and reused', () => {
@@ -149,7 +177,7 @@ test('secrets are generated once, persisted 0600 and reused', () => {
 });
 
 test('SECRET_SEED: two nodes with the same seed agree; a different seed differs', () => {
-  const seed = 's'.repeat(32);
+  const seed = 'Vb7Kq2Xw9Lr4Tz1Nm8Pc3Hs6Jd5Fg0Ye';
   const a = load({ SECRET_SEED: seed, NODE_NAME: 'a' });
   const b = load({ SECRET_SEED: seed, NODE_NAME: 'b' });
   for (const name of ['PALISADE_HMAC_SECRET', 'CODE_CHALLENGE_SECRET', 'JWT_SECRET', 'HASHING_SALT'] as const) {
@@ -158,7 +186,7 @@ test('SECRET_SEED: two nodes with the same seed agree; a different seed differs'
   }
   assert.notEqual(a.secrets.PALISADE_HMAC_SECRET, a.secrets.JWT_SECRET);
   assert.notEqual(a.secrets.NODE_ID, b.secrets.NODE_ID);
-  const c = load({ SECRET_SEED: 't'.repeat(32) });
+  const c = load({ SECRET_SEED: 'Wc8Lr3Yx0Ms5Ua2On9Qd4It7Ke6Gh1Zf' });
   assert.notEqual(c.secrets.PALISADE_HMAC_SECRET, a.secrets.PALISADE_HMAC_SECRET);
   // Known answer, so a change of derivation cannot slip by.
   assert.equal(deriveSecret('correct horse battery staple!', 'PALISADE_HMAC_SECRET').length, 43);

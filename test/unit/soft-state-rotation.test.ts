@@ -69,7 +69,9 @@ test('1,000,000 rotating /64 sources on a 65,536-slot table: no STORE_FULL, 10,0
 test('an entry nobody uses for longer than the eviction horizon is what rotation takes first', () => {
   const store = openSharedMemoryStore(join(dir, 'quiet.shm'), { capacity: 4096, sweepEveryMs: 0 });
   const rule = parseRateRule('5/1h');
-  const t0 = Date.now();
+  // Windows are aligned to the clock: start just after an hour begins, so the 50 simulated seconds
+  // never cross into the next window (a real-clock start 13 s before the hour once reset 'busy').
+  const t0 = (Math.floor(Date.now() / 3_600_000) + 1) * 3_600_000 + 1000;
   try {
     store.setClock(t0);
     store.hitSync('quiet', rule);

@@ -1,0 +1,51 @@
+// The primary's scheduled list downloads (DESIGN.md section 1: scheduled jobs run in the primary
+// only): the threat sources of src/intel/, kept up to date by src/lists/list-updater.ts. After a
+// list file is replaced, `notify(name)` tells the serving processes to reload it ('list-updated'
+// message to every worker; with WORKERS=0 the process's own index).
+import type { Config } from '../config.js';
+import { threatSources } from '../intel/threat-sources.js';
+import { countListLines } from '../lists/ip-ranges.js';
+import { createListUpdater, type ListUpdater } from '../lists/list-updater.js';
+import { createOutbound } from '../lists/outbound.js';
+import type { Logger } from '../log.js';
+import { encode } from './ipc.js';
+import type { Supervisor } from './supervisor.js';
+
+export interface ListJobs {
+  readonly updater: ListUpdater;
+  stop(): Promise<void>;
+}
+
+/** Starts the downloads (none when THREATS_ENABLED=0 or no source is set); never waits for one. */
+export function startListJobs(config: Config, logger: Logger, notify: (name: string) => void): ListJobs | null {
+  const sources = config.THREATS_ENABLED ? threatSources(config) : [];
+  if (sources.length === 0) return null;
+  const outbound = createOutbound({
+    userAgent: config.USER_AGENT, version: config.version, httpProxy: config.HTTP_PROXY, httpsProxy: config.HTTPS_PROXY,
+    noProxy: config.NO_PROXY, caFile: config.TLS_EXTRA_CA_CERTS,
+  });
+  const updater = createListUpdater(sources.map((s) => ({
+    name: s.name, url: s.url, schedule: s.schedule, sizeLimit: config.THREATS_LIST_SIZE_LIMIT,
+    maxEntries: config.THREATS_LIST_MAX_ENTRIES, countEntries: countListLines, meta: { kind: s.kind },
+  })), { dataDir: config.dataDir, outbound, timeoutMs: config.LIST_DOWNLOAD_TIMEOUT, logger, onUpdated: notify });
+  updater.start();
+  return {
+    updater,
+    async stop() {
+      await updater.stop();
+      await outbound.close().catch(() => {});
+    },
+  };
+}
+
+/** notify() for a cluster: every connected worker reloads the list. */
+export function notifyWorkers(supervisor: Supervisor): (name: string) => void {
+  return (name) => {
+    const frame = encode({ t: 'list-updated', name });
+    for (const w of supervisor.workers()) {
+      try {
+        if (w.isConnected()) w.send(frame);
+      } catch { /* the worker is going away; a new one loads the files at start */ }
+    }
+  };
+}
