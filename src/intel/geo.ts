@@ -23,6 +23,9 @@ export interface GeoDatabaseSource {
 export interface GeoAnswer extends GeoFields {
   /** Names of the databases that answered (empty when none knew the address). */
   readonly sources: readonly string[];
+  /** The database the country came from, and the one the ASN came from ('embedded_asn': asn-index.ts). */
+  readonly locationSource: string | null;
+  readonly networkSource: string | null;
 }
 
 export interface GeoDatabaseStats {
@@ -45,7 +48,8 @@ export interface GeoDeps {
   /** In the order they are asked. */
   readonly databases: readonly GeoDatabaseSource[];
   readonly logger: Logger;
-  readonly asn?: AsnIndex | null;
+  /** The embedded ASN index, once built. */
+  readonly asn?: () => AsnIndex | null;
 }
 
 interface Db {
@@ -68,7 +72,7 @@ export function embeddedCountryDatabase(): string {
 export function createGeo(deps: GeoDeps): Geo {
   let current: readonly Db[] = Object.freeze(deps.databases.map((d) => Object.freeze({ ...d, reader: null, normalized: new WeakMap() })));
   const generation = new Map<string, number>();
-  const asn = deps.asn ?? null;
+  const asnIndex = deps.asn ?? (() => null);
 
   const reload = async (name: string): Promise<void> => {
     const entry = current.find((d) => d.name === name);
@@ -98,31 +102,37 @@ export function createGeo(deps: GeoDeps): Geo {
       let asNumber: number | null = null;
       let org: string | null = null;
       let sources: string[] | null = null;
+      let locationSource: string | null = null;
+      let networkSource: string | null = null;
       for (let i = 0; i < dbs.length; i++) {
         const db = dbs[i]!;
         if (db.reader === null) continue;
         let raw: unknown;
-        try { raw = db.reader.get(ip); } catch { return { ...NO_GEO, sources: [] }; }
+        try { raw = db.reader.get(ip); } catch { return NOTHING; }
         if (raw === null || typeof raw !== 'object') continue;
         let f = db.normalized.get(raw);
         if (f === undefined) { f = normalizeGeoRecord(raw); db.normalized.set(raw, f); }
         if (f === NO_GEO) continue;
         (sources ??= []).push(db.name);
+        if (country === null && f.country !== null) locationSource = db.name;
+        if (asNumber === null && f.asn !== null) networkSource = db.name;
         country ??= f.country;
         region ??= f.region;
         city ??= f.city;
         asNumber ??= f.asn;
         org ??= f.org;
       }
+      const asn = asnIndex();
       if (asNumber === null && asn !== null) {
         const a = asn.lookup(ip);
         if (a !== null) {
           asNumber = a.asn;
           org ??= a.org;
           (sources ??= []).push('embedded_asn');
+          networkSource = 'embedded_asn';
         }
       }
-      return { country, region, city, asn: asNumber, org, sources: sources ?? NO_SOURCES };
+      return { country, region, city, asn: asNumber, org, sources: sources ?? NO_SOURCES, locationSource, networkSource };
     },
     reload,
     async reloadAll() {
@@ -136,6 +146,7 @@ export function createGeo(deps: GeoDeps): Geo {
 }
 
 const NO_SOURCES: readonly string[] = Object.freeze([]);
+const NOTHING: GeoAnswer = Object.freeze({ ...NO_GEO, sources: NO_SOURCES, locationSource: null, networkSource: null });
 
 /** Opens an MMDB file's bytes; throws when they are no MMDB. */
 export function openMmdb(buf: Buffer): Reader<Response> {

@@ -4,7 +4,7 @@
 import { request } from 'undici';
 import type { Outbound } from './outbound.js';
 
-export const FAILURE_REASONS = ['timeout', 'http_status', 'too_large', 'too_many_entries', 'network'] as const;
+export const FAILURE_REASONS = ['timeout', 'http_status', 'too_large', 'too_many_entries', 'network', 'invalid'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export class ListFetchError extends Error {
@@ -29,20 +29,35 @@ export interface FetchListOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Redirects followed (MaxMind answers its download URL with one to its storage). */
+const MAX_REDIRECTS = 3;
+
 export async function fetchList(url: string, options: FetchListOptions): Promise<Buffer> {
-  const target = new URL(url);
+  let target = new URL(url);
+  // Credentials in the URL (user:password@) travel as HTTP Basic auth, to the URL's origin only.
+  const origin = target.origin;
+  const authorization = target.username !== ''
+    ? `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`
+    : null;
+  target.username = '';
+  target.password = '';
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => { timedOut = true; controller.abort(); }, options.timeoutMs);
   const onAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const res = await request(target, {
-      method: 'GET',
-      dispatcher: options.outbound.dispatcherFor(target),
-      headers: { 'user-agent': options.outbound.userAgent, accept: 'text/plain, */*' },
-      signal: controller.signal,
-    });
+    let res: Awaited<ReturnType<typeof request>>;
+    for (let redirects = 0; ; redirects++) {
+      const headers: Record<string, string> = { 'user-agent': options.outbound.userAgent, accept: 'text/plain, */*' };
+      if (authorization !== null && target.origin === origin) headers.authorization = authorization;
+      res = await request(target, { method: 'GET', dispatcher: options.outbound.dispatcherFor(target), headers, signal: controller.signal });
+      const location = res.headers.location;
+      if (res.statusCode < 300 || res.statusCode > 399 || typeof location !== 'string' || redirects >= MAX_REDIRECTS) break;
+      await res.body.dump().catch(() => {});
+      target = new URL(location, target);
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new ListFetchError('http_status', `redirect to a ${target.protocol} URL`, res.statusCode);
+    }
     if (res.statusCode < 200 || res.statusCode > 299) {
       await res.body.dump().catch(() => {});
       throw new ListFetchError('http_status', `HTTP ${res.statusCode}`, res.statusCode);
