@@ -7,6 +7,7 @@
 // reference to the frozen array of databases in one assignment, so a lookup answers from the old
 // database or the new one, never from a mix or a part.
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Reader, type Response } from 'mmdb-lib';
@@ -95,6 +96,8 @@ export function createGeo(deps: GeoDeps): Geo {
 
   return {
     lookup(ip) {
+      // mmdb-lib reads some malformed text as an address (e.g. a fifth octet): only real ones pass.
+      if (isIP(ip) === 0) return NOTHING;
       const dbs = current;
       let country: string | null = null;
       let region: string | null = null;
