@@ -122,7 +122,12 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
 
   if (config.INSPECT_ROUTE_ENABLED && intel !== undefined) {
     router.add('GET', '/v1/inspect', inspectRoute({
-      authorizeBrowser: browser, intel,
+      // Inspecting is not refused for a blocked country: the answer says so (key.countryBlocked).
+      authorizeBrowser: (req) => {
+        const key = authorizeBrowser(req, keys);
+        return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
+      },
+      intel,
       deviceKey: (ip, headers) => abuse.deviceKeys.key(ip, headers),
       penalty: (ip, headers) => abuse.penaltyFor(ip, headers),
       score: (ip, penalty) => {
