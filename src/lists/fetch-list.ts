@@ -29,13 +29,11 @@ export interface FetchListOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Redirects followed (MaxMind answers its download URL with one to its storage). */
-const MAX_REDIRECTS = 3;
-
 export async function fetchList(url: string, options: FetchListOptions): Promise<Buffer> {
-  let target = new URL(url);
-  // Credentials in the URL (user:password@) travel as HTTP Basic auth, to the URL's origin only.
-  const origin = target.origin;
+  const target = new URL(url);
+  // Credentials in the URL (user:password@) travel as HTTP Basic auth; the outbound dispatcher's
+  // redirect interceptor drops the header when a redirect leaves the origin (MaxMind redirects to
+  // its storage host).
   const authorization = target.username !== ''
     ? `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`
     : null;
@@ -47,17 +45,9 @@ export async function fetchList(url: string, options: FetchListOptions): Promise
   const onAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    let res: Awaited<ReturnType<typeof request>>;
-    for (let redirects = 0; ; redirects++) {
-      const headers: Record<string, string> = { 'user-agent': options.outbound.userAgent, accept: 'text/plain, */*' };
-      if (authorization !== null && target.origin === origin) headers.authorization = authorization;
-      res = await request(target, { method: 'GET', dispatcher: options.outbound.dispatcherFor(target), headers, signal: controller.signal });
-      const location = res.headers.location;
-      if (res.statusCode < 300 || res.statusCode > 399 || typeof location !== 'string' || redirects >= MAX_REDIRECTS) break;
-      await res.body.dump().catch(() => {});
-      target = new URL(location, target);
-      if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new ListFetchError('http_status', `redirect to a ${target.protocol} URL`, res.statusCode);
-    }
+    const headers: Record<string, string> = { 'user-agent': options.outbound.userAgent, accept: 'text/plain, */*' };
+    if (authorization !== null) headers.authorization = authorization;
+    const res = await request(target, { method: 'GET', dispatcher: options.outbound.dispatcherFor(target), headers, signal: controller.signal });
     if (res.statusCode < 200 || res.statusCode > 299) {
       await res.body.dump().catch(() => {});
       throw new ListFetchError('http_status', `HTTP ${res.statusCode}`, res.statusCode);
