@@ -16,6 +16,7 @@ import { createThreatIndex, type ThreatIndex } from './intel/threat-index.js';
 import { threatSources } from './intel/threat-sources.js';
 import { registerListMetrics } from './lists/metrics.js';
 import { registerApiRoutes } from './routes/api.js';
+import { startIntelligence, type Intelligence } from './intel/start.js';
 import { registerOpsRoutes, resolveSecurityTxt } from './routes/ops.js';
 import { openServices, type Services } from './services.js';
 import { SharedMemoryStore } from './store/index.js';
@@ -41,6 +42,8 @@ export interface App {
   readonly services: Services;
   /** The threat lists (null when THREATS_ENABLED=0 or no source is set). */
   readonly threatIndex: ThreatIndex | null;
+  /** IP intelligence (src/intel/start.ts). */
+  readonly intelligence: Intelligence;
   /** Stop accepting, let requests in flight finish within `timeoutMs`, release everything. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -116,8 +119,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     await index.reloadAll();
     registerListMetrics(metrics.registry, config.dataDir, sources.map((src) => src.name));
   }
-  const abuse = createAbuseProtection(config, { store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined });
-  registerApiRoutes(router, config, services, metrics, abuse);
+  const intelligence = await startIntelligence(config, logger, threatIndex);
+  const offIntel = link?.on((m) => { if (m.t === 'list-updated') void intelligence.reload(m.name); });
+  const abuse = createAbuseProtection(config, {
+    store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
+  });
+  registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel);
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
   const access = config.ACCESS_LOG_ENABLED ? accessLog(logger) : null;
@@ -166,9 +173,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     metrics,
     services,
     threatIndex,
+    intelligence,
     async stop(timeoutMs) {
       draining = true;
       offLists?.();
+      offIntel?.();
       server.stopAccepting();
       // Clients may be sending on their keep-alive connections right now: closing those at once
       // drops requests already on the wire (test/reliability/graceful-restart.test.ts). Until the

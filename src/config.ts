@@ -56,6 +56,13 @@ const schedule: Parser<string> = (s) => {
   }
   return pattern;
 };
+import { MAXMIND_DEFAULT_DOWNLOAD_URL as MAXMIND_DEFAULT_URL } from './intel/intel-lists.js';
+const countries: Parser<string[]> = (s) => {
+  const codes = parseList(s).map((c) => c.toLowerCase());
+  const bad = codes.filter((c) => !/^[a-z]{2}$/.test(c));
+  if (bad.length > 0) throw new Error(`not ISO 3166-1 alpha-2 codes: ${bad.join(', ')}`);
+  return codes;
+};
 const sources: Parser<ThreatSource[]> = (s) => parseThreatSources(s, schedule);
 const rule = (key: RateRuleKey = 'ip'): Parser<RateRule | null> => (s) => (s.trim() === '' ? null : parseRateRule(s, key));
 const oneOf = <T extends string>(...values: T[]): Parser<T> => (s) => {
@@ -207,7 +214,14 @@ export const VARIABLES = {
   THREATS_LIST_SIZE_LIMIT: v('Lists', '64MB', size, 'Largest download of one threat source; the transfer is aborted past it and the previous list stays.'),
   THREATS_LIST_MAX_ENTRIES: v('Lists', '2000000', uint(1), 'Most entries (IPs/CIDRs) of one threat source; a download with more is refused and the previous list stays.'),
   LIST_DOWNLOAD_TIMEOUT: v('Lists', '60s', ms, 'Deadline of one list download, headers and body together.'),
-  HIGH_RISK_COUNTRIES: v('Lists', 'by,cd,cf,cu,il,iq,ir,kp,lb,ly,mm,ng,ru,sd,so,sy,ua,ve,zw', list, 'Country codes flagged high-risk.'),
+  HIGH_RISK_COUNTRIES: v('Lists', 'by,cd,cf,cu,il,iq,ir,kp,lb,ly,mm,ng,ru,sd,so,sy,ua,ve,zw', countries, 'ISO 3166-1 alpha-2 codes of high-risk countries (case-insensitive; empty = none): a client located in one gets a penalty raise of 1 on challenge and verify (docs/intel.md).'),
+  GEO_EMBEDDED_ASN: v('Lists', '1', bool, 'Resolve ASN and organisation from the embedded @ip-location-db/asn data (a range index of about 11 MB built in a worker thread of each serving process at start, about 0.5 s). 0 = only from a downloaded database that has them.'),
+  MAXMIND_ACCOUNT_ID: v('Lists', '', str, 'MaxMind account ID: with MAXMIND_LICENSE_KEY, MAXMIND_DOWNLOAD_URL is downloaded on MAXMIND_DOWNLOAD_SCHEDULE (HTTP Basic auth) and asked before the embedded databases (city, region, ASN where it has them).'),
+  MAXMIND_LICENSE_KEY: v('Lists', '', str, 'MaxMind license key (see MAXMIND_ACCOUNT_ID).', true),
+  MAXMIND_DOWNLOAD_URL: v('Lists', MAXMIND_DEFAULT_URL, url, 'MaxMind database download: a .tar.gz holding one .mmdb (MaxMind\'s own format) or a plain .mmdb file. Downloaded when MAXMIND_LICENSE_KEY is set, or without credentials when this is set to another URL (e.g. a mirror). Empty disables.'),
+  IPINFO_IO_MMDB_DOWNLOAD_URL: v('Lists', '', url, 'IPinfo MMDB download URL with its token (e.g. https://ipinfo.io/data/ipinfo_lite.mmdb?token=…); downloaded on IPINFO_IO_MMDB_DOWNLOAD_SCHEDULE and asked after MaxMind, before the embedded databases. Empty disables.', true),
+  GEO_DATABASE_SIZE_LIMIT: v('Lists', '512MB', size, 'Largest download of one geolocation database (compressed size for a .tar.gz).'),
+  USER_AGENT_LIST_URL: v('Lists', '', url, 'Common user agents in the intoli/user-agents format (a JSON array of {userAgent, weight, deviceCategory}, gzipped or not), downloaded on USER_AGENT_LIST_SCHEDULE; the USER_AGENT_LIST_MAX_ENTRIES heaviest are kept. Empty = commonness unknown.'),
   // --- data
   DEFAULT_ACCOUNT_NAME: v('Data', 'Default Account', str, 'Account created on first setup.'),
   EMBEDDED_DB_DATABASE_LOCATION: v('Data', 'db/palisade', str, 'Embedded PGlite database directory (relative to DATA_DIR).'),

@@ -30,6 +30,7 @@ export const ERRORS = {
   ORIGIN_NOT_ALLOWED: { status: 403, message: 'The request origin is not allowed for this API key.' },
   HOST_NOT_ALLOWED: { status: 403, message: 'The Host header is not allowed.' },
   IP_BLOCKED: { status: 403, message: 'This client is blocked.' },
+  COUNTRY_BLOCKED: { status: 403, message: 'Requests from this country are not accepted for this API key.' },
   FORBIDDEN: { status: 403, message: 'Forbidden.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed.' },

@@ -34,6 +34,7 @@ import { score } from './score.js';
 import { smugglingShape } from './smuggling.js';
 import { createThreats, THREAT_DEFAULTS, type IntelligenceKind, type ThreatOptions, type ThreatOutcome, type ThreatRules, type Threats } from './threats.js';
 import { KIND_BIT } from '../intel/threat-sources.js';
+import type { IntelAssessment } from '../intel/intel.js';
 
 export { score } from './score.js';
 export { probeFamily, PROBE_FAMILIES, type ProbeFamily } from './probe-paths.js';
@@ -72,6 +73,8 @@ export interface AbuseDeps {
   readonly knownKey?: KnownKey;
   /** The threat lists (src/intel/threat-index.ts): the kinds listing an IP as KIND_BIT bits. */
   readonly threatLists?: { match(ip: string): number };
+  /** IP intelligence (src/intel/intel.ts): high-risk country, trusted x-ip-* headers, declared bots. */
+  readonly intel?: { assess(ip: string, headers: Readonly<Record<string, string>> | undefined): IntelAssessment };
 }
 
 export interface AbuseOptions extends Pick<ThreatOptions, 'eventPenalty' | 'markPenalty' | 'escalateProbes'> {
@@ -119,7 +122,7 @@ export interface AbuseProtection {
   /** Throws (or rejects) with IP_BLOCKED for a malicious-marked IP; synchronous with the shared-memory store. */
   assertNotBlocked(ip: string): void | Promise<void>;
   /** Points within PENALTY_TTL plus mark raises; a number at once with the shared-memory store. */
-  penaltyFor(ip: string): number | Promise<number>;
+  penaltyFor(ip: string, headers?: Readonly<Record<string, string>>): number | Promise<number>;
   penalize(ip: string, n: number, reason: PenaltyReason): Promise<number>;
   /** After a failed verification with `reason` (a VerifyFailure or an authorisation error code). */
   verificationFailed(ip: string, reason: string, source?: 'widget' | 'server_payload'): Promise<void>;
@@ -164,17 +167,25 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
   const lists = config.THREATS_ENABLED ? deps.threatLists : undefined;
   const listedRaise = options.markPenalty?.malicious ?? THREAT_DEFAULTS.markPenalty.malicious;
   /** Looks `ip` up; reports its intelligence kinds when `report`; the penalty raise of a malicious listing. */
-  const listed = (ip: string, report: boolean): number => {
-    if (lists === undefined) return 0;
+  const listed = (ip: string, report: boolean, headers?: Readonly<Record<string, string>>): number => {
+    // Intelligence (docs/intel.md): its raises, a trusted malicious flag as a malicious listing, and
+    // its threat events (a trusted proxy/tor flag, a declared bot) counted as list matches are.
+    const intel = deps.intel?.assess(ip, headers);
+    let extra = 0;
+    if (intel !== undefined) {
+      extra = intel.raise;
+      if (report) for (const kind of intel.report) void threats.reportThreat(ip, kind);
+    }
+    if (lists === undefined) return extra + (intel?.malicious ? listedRaise : 0);
     const bits = lists.match(ip);
-    if (bits === 0) return 0;
+    if (bits === 0) return extra + (intel?.malicious ? listedRaise : 0);
     if (report) {
       if (bits & KIND_BIT.malicious) metrics.listMatch('malicious');
       if (bits & KIND_BIT.proxy) { metrics.listMatch('proxy'); void threats.reportThreat(ip, 'proxy'); }
       if (bits & KIND_BIT.tor) { metrics.listMatch('tor'); void threats.reportThreat(ip, 'tor'); }
       if (bits & KIND_BIT.bot) { metrics.listMatch('bot'); void threats.reportThreat(ip, 'bot'); }
     }
-    return bits & KIND_BIT.malicious ? listedRaise : 0;
+    return extra + (bits & KIND_BIT.malicious || intel?.malicious ? listedRaise : 0);
   };
 
   const probes = threats.enabled && config.THREATS_PROBE_LIMIT !== null;
@@ -199,8 +210,8 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
     metrics.blocked('malicious');
     throw new PalisadeError('IP_BLOCKED');
   };
-  const penaltyFor = (ip: string): number | Promise<number> => {
-    const raise = listed(ip, false);
+  const penaltyFor = (ip: string, headers?: Readonly<Record<string, string>>): number | Promise<number> => {
+    const raise = listed(ip, false, headers);
     const standing = threats.standingSync(ip);
     if (standing !== undefined) return penalties.scoreSync(ip)! + standing.markPenalty + raise;
     return Promise.all([penalties.score(ip), threats.standing(ip)]).then(([points, s]) => points + s.markPenalty + raise);
@@ -223,7 +234,7 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
         // Shared memory: every read on this thread; only a new header combination waits for its count.
         const observed = headerEntropy.observe(req);
         if (standing.blocked) blocked();
-        const raise = listed(req.ip, true);
+        const raise = listed(req.ip, true, req.headers);
         if (typeof observed === 'number') return penalties.scoreSync(req.ip)! + standing.markPenalty + raise;
         return observed.then(() => penalties.score(req.ip)).then((points) => points + standing.markPenalty + raise);
       }
@@ -232,7 +243,7 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
         Promise.resolve(headerEntropy.observe(req)).then(() => penalties.score(req.ip)),
       ]).then(([s, points]) => {
         if (s.blocked) blocked();
-        return points + s.markPenalty + listed(req.ip, true);
+        return points + s.markPenalty + listed(req.ip, true, req.headers);
       });
     },
     assertNotBlocked(ip) {

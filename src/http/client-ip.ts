@@ -149,6 +149,16 @@ function isNonPublic(entry: string): boolean {
   });
 }
 
+/**
+ * Whether a request carries IP_HEADERS_SECRET (`secret`, not empty) in X-IP-Headers-Secret or in
+ * X-IP-Secret (the name Sentinel's load-balancer headers use); compared in constant time.
+ */
+export function ipHeadersTrusted(headers: Readonly<Record<string, string>>, secret: string): boolean {
+  if (secret === '') return false;
+  const given = headers['x-ip-headers-secret'] ?? headers['x-ip-secret'];
+  return given !== undefined && secretEquals(given, secret);
+}
+
 function secretEquals(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);

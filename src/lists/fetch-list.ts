@@ -4,7 +4,7 @@
 import { request } from 'undici';
 import type { Outbound } from './outbound.js';
 
-export const FAILURE_REASONS = ['timeout', 'http_status', 'too_large', 'too_many_entries', 'network'] as const;
+export const FAILURE_REASONS = ['timeout', 'http_status', 'too_large', 'too_many_entries', 'network', 'invalid'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export class ListFetchError extends Error {
@@ -31,18 +31,23 @@ export interface FetchListOptions {
 
 export async function fetchList(url: string, options: FetchListOptions): Promise<Buffer> {
   const target = new URL(url);
+  // Credentials in the URL (user:password@) travel as HTTP Basic auth; the outbound dispatcher's
+  // redirect interceptor drops the header when a redirect leaves the origin (MaxMind redirects to
+  // its storage host).
+  const authorization = target.username !== ''
+    ? `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`
+    : null;
+  target.username = '';
+  target.password = '';
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => { timedOut = true; controller.abort(); }, options.timeoutMs);
   const onAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const res = await request(target, {
-      method: 'GET',
-      dispatcher: options.outbound.dispatcherFor(target),
-      headers: { 'user-agent': options.outbound.userAgent, accept: 'text/plain, */*' },
-      signal: controller.signal,
-    });
+    const headers: Record<string, string> = { 'user-agent': options.outbound.userAgent, accept: 'text/plain, */*' };
+    if (authorization !== null) headers.authorization = authorization;
+    const res = await request(target, { method: 'GET', dispatcher: options.outbound.dispatcherFor(target), headers, signal: controller.signal });
     if (res.statusCode < 200 || res.statusCode > 299) {
       await res.body.dump().catch(() => {});
       throw new ListFetchError('http_status', `HTTP ${res.statusCode}`, res.statusCode);

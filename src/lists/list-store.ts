@@ -21,10 +21,11 @@ export function listsDir(dataDir: string): string {
   return join(dataDir, 'lists');
 }
 
-export function listPaths(dataDir: string, name: string): ListPaths {
+/** `ext`: the list file's extension (default txt; mmdb for geolocation databases). */
+export function listPaths(dataDir: string, name: string, ext = 'txt'): ListPaths {
   if (!LIST_NAME.test(name)) throw new RangeError(`bad list name ${JSON.stringify(name)}`);
   const dir = listsDir(dataDir);
-  return { file: join(dir, `${name}.txt`), status: join(dir, `${name}.json`) };
+  return { file: join(dir, `${name}.${ext}`), status: join(dir, `${name}.json`) };
 }
 
 export interface ListError {

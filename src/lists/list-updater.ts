@@ -26,6 +26,14 @@ export interface ListSource {
   /** Entries in a downloaded body (checked against maxEntries before it replaces the list). */
   readonly countEntries: (text: string) => number;
   readonly meta?: Readonly<Record<string, string>>;
+  /** The list file's extension (default txt). */
+  readonly ext?: string;
+  /**
+   * Turns a downloaded body into the file kept (unpacking, validating, trimming) and counts its
+   * entries (countEntries is then not called); throws ListFetchError (e.g. 'invalid') to refuse
+   * it. Default: the body as downloaded, counted by countEntries.
+   */
+  readonly prepare?: (body: Buffer) => { readonly data: Buffer; readonly entries: number } | Promise<{ readonly data: Buffer; readonly entries: number }>;
 }
 
 export interface ListUpdaterOptions {
@@ -62,7 +70,7 @@ export function createListUpdater(sources: readonly ListSource[], options: ListU
   const stopping = new AbortController();
 
   const run = async (source: ListSource): Promise<UpdateOutcome> => {
-    const paths = listPaths(dataDir, source.name);
+    const paths = listPaths(dataDir, source.name, source.ext);
     const previous = await readStatus(paths.status);
     const base: ListStatus = {
       name: source.name, url: redactUrl(source.url), schedule: source.schedule, entries: 0, bytes: 0,
@@ -74,9 +82,10 @@ export function createListUpdater(sources: readonly ListSource[], options: ListU
     let outcome: UpdateOutcome;
     let status: ListStatus;
     try {
-      const body = await fetchList(source.url, { outbound: options.outbound, sizeLimit: source.sizeLimit, timeoutMs: options.timeoutMs, signal: stopping.signal });
-      const text = body.toString('latin1');
-      const entries = source.countEntries(text);
+      const downloaded = await fetchList(source.url, { outbound: options.outbound, sizeLimit: source.sizeLimit, timeoutMs: options.timeoutMs, signal: stopping.signal });
+      const prepared = source.prepare ? await source.prepare(downloaded) : null;
+      const body = prepared?.data ?? downloaded;
+      const entries = prepared?.entries ?? source.countEntries(body.toString('latin1'));
       if (entries > source.maxEntries) throw new ListFetchError('too_many_entries', `${entries} entries, over the limit of ${source.maxEntries}`);
       await mkdir(listsDir(dataDir), { recursive: true, mode: 0o700 });
       await writeFileAtomic(paths.file, body);

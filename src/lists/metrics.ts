@@ -4,7 +4,8 @@
 //   palisade_list_entries{list}                       entries of the list in use
 //   palisade_list_last_success_timestamp_seconds{list}   last download that replaced it (0 = never)
 //   palisade_list_failures_total{list,reason}         failed downloads (timeout, http_status,
-//                                                     too_large, too_many_entries, network)
+//                                                     too_large, too_many_entries, network,
+//                                                     invalid: a download that is no valid list)
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { FAILURE_REASONS } from './fetch-list.js';
 import { listPaths, readStatus, type ListStatus } from './list-store.js';

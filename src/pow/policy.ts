@@ -1,5 +1,6 @@
 // Challenge policy: what GET /v1/challenge issues for an API key (ApiKey.challengePolicy, JSON),
 // validated once and completed with the defaults below; and adaptive difficulty (scalePolicy).
+import { COUNTRY_RULE_FIELDS, parseCountryRules } from '../intel/key-countries.js';
 import { PalisadeError } from '../errors.js';
 import { POW_ALGORITHMS, type PowAlgorithm } from './derive.js';
 
@@ -95,7 +96,7 @@ export const ALGORITHM_DEFAULTS: Readonly<Record<PowAlgorithm, AlgorithmDefaults
 
 const STORED_FIELDS = new Set([
   'version', 'algorithm', 'cost', 'memoryCost', 'parallelism', 'keyLength', 'mode', 'counterMin', 'counterMax',
-  'maxnumber', 'keyPrefix', 'keyPrefixLength', 'expiresInMs', 'maxCost',
+  'maxnumber', 'keyPrefix', 'keyPrefixLength', 'expiresInMs', 'maxCost', ...COUNTRY_RULE_FIELDS,
 ]);
 
 const DIGEST_BYTES: Record<string, number> = { 'SHA-256': 32, 'SHA-384': 48, 'SHA-512': 64 };
@@ -114,6 +115,9 @@ export function resolvePolicy(stored: Readonly<Record<string, unknown>> | null, 
   if (typeof s !== 'object' || Array.isArray(s)) invalid('the policy must be a JSON object');
   for (const name of Object.keys(s)) if (!STORED_FIELDS.has(name)) invalid(`unknown field "${name}"`);
 
+  // Country rules (src/intel/key-countries.ts) are checked here so a policy with unknown codes is
+  // refused when it is set, not when a client arrives.
+  parseCountryRules(s);
   const version = optionalInt(s, 'version', 1, 2) ?? POLICY_DEFAULTS.version;
   const policy = version === 1 ? resolveV1(s) : resolveV2(s, limits);
   const max = limits.maxExpiresMs;

@@ -4,8 +4,9 @@
 // message to every worker; with WORKERS=0 the process's own index).
 import type { Config } from '../config.js';
 import { threatSources } from '../intel/threat-sources.js';
+import { intelListSources } from '../intel/intel-lists.js';
 import { countListLines } from '../lists/ip-ranges.js';
-import { createListUpdater, type ListUpdater } from '../lists/list-updater.js';
+import { createListUpdater, type ListSource, type ListUpdater } from '../lists/list-updater.js';
 import { createOutbound } from '../lists/outbound.js';
 import type { Logger } from '../log.js';
 import { encode } from './ipc.js';
@@ -16,18 +17,22 @@ export interface ListJobs {
   stop(): Promise<void>;
 }
 
-/** Starts the downloads (none when THREATS_ENABLED=0 or no source is set); never waits for one. */
+/**
+ * Starts the downloads (threat sources unless THREATS_ENABLED=0; the geolocation databases and the
+ * user-agent list when their URLs are set: src/intel/intel-lists.ts); never waits for one.
+ */
 export function startListJobs(config: Config, logger: Logger, notify: (name: string) => void): ListJobs | null {
   const sources = config.THREATS_ENABLED ? threatSources(config) : [];
-  if (sources.length === 0) return null;
+  const intelLists = intelListSources(config);
+  if (sources.length === 0 && intelLists.length === 0) return null;
   const outbound = createOutbound({
     userAgent: config.USER_AGENT, version: config.version, httpProxy: config.HTTP_PROXY, httpsProxy: config.HTTPS_PROXY,
     noProxy: config.NO_PROXY, caFile: config.TLS_EXTRA_CA_CERTS,
   });
-  const updater = createListUpdater(sources.map((s) => ({
+  const updater = createListUpdater(sources.map((s): ListSource => ({
     name: s.name, url: s.url, schedule: s.schedule, sizeLimit: config.THREATS_LIST_SIZE_LIMIT,
     maxEntries: config.THREATS_LIST_MAX_ENTRIES, countEntries: countListLines, meta: { kind: s.kind },
-  })), { dataDir: config.dataDir, outbound, timeoutMs: config.LIST_DOWNLOAD_TIMEOUT, logger, onUpdated: notify });
+  })).concat(intelLists), { dataDir: config.dataDir, outbound, timeoutMs: config.LIST_DOWNLOAD_TIMEOUT, logger, onUpdated: notify });
   updater.start();
   return {
     updater,

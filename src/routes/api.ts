@@ -17,8 +17,11 @@ import { createChallengeHandler } from './challenge.js';
 import { usageRoute } from './usage.js';
 import { createVerifySignatureHandler } from './verify-signature.js';
 import { createVerifyHandler } from './verify.js';
+import { inspectRoute } from './inspect.js';
+import type { Intel } from '../intel/intel.js';
+import { checkCountry, parseCountryRules, type CountryRules } from '../intel/key-countries.js';
 
-export function registerApiRoutes(router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection): void {
+export function registerApiRoutes(router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection, intel?: Intel): void {
   const { store, keys, usage } = services;
   const claimOnce = (id: string, untilMs: number) => store.claimOnce(id, untilMs);
   // The verify route's claim: a boolean at once when the store answers on this thread.
@@ -35,9 +38,24 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     const rate = abuse.checkKeyRateLimit(key, req);
     return rate === undefined ? key : rate.then(() => key);
   };
+  // A key's country rules (src/intel/key-countries.ts): a blocked country is refused before the
+  // plan and rate limits count the request; an unexpected one raises the challenge's penalty.
+  const countryRulesOf = new WeakMap<object, CountryRules | null>();
+  const countryRules = (key: ApiKey): CountryRules | null => {
+    const stored = key.challengePolicy;
+    if (stored === null || intel === undefined) return null;
+    if (!countryRulesOf.has(stored)) countryRulesOf.set(stored, parseCountryRules(stored));
+    return countryRulesOf.get(stored)!;
+  };
+  const countryRaise = (key: ApiKey, req: RequestContext): number => {
+    const rules = countryRules(key);
+    return rules === null ? 0 : checkCountry(rules, intel!.country(req.ip, req.headers));
+  };
   const browser = (req: RequestContext): ApiKey | Promise<ApiKey> => {
     const key = authorizeBrowser(req, keys);
-    return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
+    if (key instanceof Promise) return key.then((k) => { countryRaise(k, req); return guard(k, req); });
+    countryRaise(key, req);
+    return guard(key, req);
   };
   // The plan is charged where a request is counted in usage, once nothing else refuses it: a
   // refused request spends none of the plan (src/usage/plan-limit.ts).
@@ -95,7 +113,9 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     // verify route, so a blocked client does not spend the key's plan.
     penalty: (req) => {
       const penalty = abuse.challengePenalty(req);
-      return typeof penalty === 'number' ? admitChallenge(req, penalty) : penalty.then((p) => admitChallenge(req, p));
+      // A blocked country is refused (COUNTRY_BLOCKED) before the request is charged to the plan.
+      const extra = intel === undefined ? 0 : countryRaise(req.authorizedKey as ApiKey, req);
+      return typeof penalty === 'number' ? admitChallenge(req, penalty + extra) : penalty.then((p) => admitChallenge(req, p + extra));
     },
     onChallenge: () => metrics.challenges.inc(),
     pool: services.pool,
@@ -112,6 +132,30 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     clockSkewMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     storeBudgetMs: store.kind === 'redis' ? config.REDIS_COMMAND_TIMEOUT : Infinity,
   }));
+
+  if (config.INSPECT_ROUTE_ENABLED && intel !== undefined) {
+    router.add('GET', '/v1/inspect', inspectRoute({
+      // Inspecting is not refused for a blocked country: the answer says so (key.countryBlocked).
+      authorizeBrowser: (req) => {
+        const key = authorizeBrowser(req, keys);
+        return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
+      },
+      intel,
+      deviceKey: (ip, headers) => abuse.deviceKeys.key(ip, headers),
+      penalty: (ip, headers) => abuse.penaltyFor(ip, headers),
+      score: (ip, penalty) => {
+        const a = abuse.assess({ req: { ip }, penalty });
+        return a instanceof Promise ? a.then((x) => x.score) : a.score;
+      },
+      marks: async (ip) => {
+        const kinds = ['probe', 'malicious', 'bot', 'proxy', 'tor'] as const;
+        const marked = await Promise.all(kinds.map((k) => abuse.threats.isMarked(ip, k)));
+        return kinds.filter((_, i) => marked[i]);
+      },
+      lists: (ip) => intel.lists(ip),
+      anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
+    }));
+  }
 
   router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));
 

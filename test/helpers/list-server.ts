@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { connect, type AddressInfo, type Socket } from 'node:net';
 
 export type Route =
-  | { kind: 'body'; body: string; status?: number }
+  | { kind: 'body'; body: string | Uint8Array; status?: number; headers?: Record<string, string> }
   /** Headers at once, then `chunk` every `everyMs` until the client goes away or `total` bytes were sent. */
   | { kind: 'stream'; chunk: string; everyMs: number; total: number }
   /** Never answers. */
@@ -33,7 +33,7 @@ export async function startListServer(): Promise<ListServer> {
     const route = routes.get(path);
     if (route === undefined) { res.writeHead(404).end('not found'); return; }
     if (route.kind === 'hang') return;
-    if (route.kind === 'body') { res.writeHead(route.status ?? 200, { 'content-type': 'text/plain' }).end(route.body); return; }
+    if (route.kind === 'body') { res.writeHead(route.status ?? 200, { 'content-type': 'text/plain', ...route.headers }).end(route.body); return; }
     res.writeHead(200, { 'content-type': 'text/plain' });
     const record = { sent: 0, closedEarly: false };
     streamed.set(path, record);
