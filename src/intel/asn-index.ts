@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { addressKey, newAddressKey } from '../lists/range-set.js';
+import { addressKey, compareWords, newAddressKey } from '../lists/range-set.js';
 
 export interface AsnArrays {
   readonly v4Start: Uint32Array;
@@ -59,7 +59,7 @@ export class AsnIndex {
       if (i >= 0 && this.#a.v4End[i]! >= k.v4) asn = this.#a.v4Asn[i]!;
     } else if (k.family === 6) {
       const i = lastAtOrBelow6(this.#a.v6Start, k.words);
-      if (i >= 0 && compare(this.#a.v6End, i * 4, k.words) >= 0) asn = this.#a.v6Asn[i]!;
+      if (i >= 0 && compareWords(this.#a.v6End, i * 4, k.words) >= 0) asn = this.#a.v6Asn[i]!;
     }
     if (asn === 0) return null;
     let answer = this.#answers.get(asn);
@@ -89,19 +89,11 @@ function lastAtOrBelow6(starts: Uint32Array, w: Uint32Array): number {
   let found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    if (compare(starts, mid * 4, w) <= 0) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+    if (compareWords(starts, mid * 4, w) <= 0) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
   }
   return found;
 }
 
-function compare(a: Uint32Array, at: number, w: Uint32Array): number {
-  for (let i = 0; i < 4; i++) {
-    const x = a[at + i]!;
-    const y = w[i]!;
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
 
 /** The CSV files of the embedded ASN data. */
 export function embeddedAsnFiles(): { v4: string; v6: string } {

@@ -6,12 +6,11 @@
 // A database download is unpacked (a MaxMind .tar.gz holds the .mmdb in a folder) and opened
 // before it replaces the file: anything that is no MMDB is refused as 'invalid' and the previous
 // database stays.
-import { gunzipSync } from 'node:zlib';
 import type { Config } from '../config.js';
 import { ListFetchError } from '../lists/fetch-list.js';
 import type { ListSource } from '../lists/list-updater.js';
 import { openMmdb, type GeoDatabaseSource } from './geo.js';
-import { prepareUserAgentList } from './user-agent-list.js';
+import { gunzipIfGzip, prepareUserAgentList } from './user-agent-list.js';
 import { listPaths } from '../lists/list-store.js';
 
 export const MAXMIND_DEFAULT_DOWNLOAD_URL = 'https://download.maxmind.com/geoip/databases/GeoLite2-City/download?suffix=tar.gz';
@@ -67,14 +66,7 @@ export function intelListSources(config: IntelListConfig): ListSource[] {
  * (gzipped) tar archive MaxMind serves. Throws ListFetchError('invalid') when none opens.
  */
 export function extractMmdb(body: Buffer, maxUnpacked: number): Buffer {
-  let bytes = body;
-  if (bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    try {
-      bytes = gunzipSync(bytes, { maxOutputLength: maxUnpacked });
-    } catch (err) {
-      throw new ListFetchError('invalid', `not a readable gzip file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  }
+  let bytes = gunzipIfGzip(body, maxUnpacked);
   if (bytes.length > 262 && bytes.toString('latin1', 257, 262) === 'ustar') {
     const file = mmdbInTar(bytes);
     if (file === null) throw new ListFetchError('invalid', 'the archive holds no .mmdb file');

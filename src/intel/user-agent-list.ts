@@ -60,16 +60,22 @@ export async function loadUserAgentList(path: string): Promise<UserAgentList> {
   }
 }
 
+/**
+ * `body` unpacked when it is gzip (the magic bytes), at most `maxUnpacked` bytes of it; as it is
+ * otherwise. Throws ListFetchError('invalid') for a gzip file that does not unpack within the limit.
+ */
+export function gunzipIfGzip(body: Buffer, maxUnpacked: number): Buffer {
+  if (body.length <= 2 || body[0] !== 0x1f || body[1] !== 0x8b) return body;
+  try {
+    return gunzipSync(body, { maxOutputLength: maxUnpacked });
+  } catch (err) {
+    throw new ListFetchError('invalid', `not a readable gzip file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
 /** A download in the intoli format → the kept file (ListSource.prepare). */
 export function prepareUserAgentList(body: Buffer, maxEntries: number, maxUnpacked: number): { data: Buffer; entries: number } {
-  let bytes = body;
-  if (bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
-    try {
-      bytes = gunzipSync(bytes, { maxOutputLength: maxUnpacked });
-    } catch (err) {
-      throw new ListFetchError('invalid', `not a readable gzip file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  }
+  const bytes = gunzipIfGzip(body, maxUnpacked);
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'));

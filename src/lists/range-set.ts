@@ -66,14 +66,14 @@ export class RangeSet {
     let found = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      if (compare(starts, mid * 4, w) <= 0) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+      if (compareWords(starts, mid * 4, w) <= 0) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
     }
-    return found >= 0 && compare(this.#a.v6End, found * 4, w) >= 0;
+    return found >= 0 && compareWords(this.#a.v6End, found * 4, w) >= 0;
   }
 }
 
 /** -1, 0, 1 as a[at..at+3] is below, equal to or above w. */
-function compare(a: Uint32Array, at: number, w: Uint32Array): number {
+export function compareWords(a: Uint32Array, at: number, w: Uint32Array): number {
   for (let i = 0; i < 4; i++) {
     const x = a[at + i]!;
     const y = w[i]!;
