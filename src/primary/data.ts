@@ -1,21 +1,26 @@
 // The primary's part of the durable data: it hosts the embedded database (unless POSTGRES_URL is
-// set), applies migrations under an advisory lock, creates the default account and the state file,
-// and runs the retention job. Workers connect afterwards (src/services.ts).
+// set), applies migrations under an advisory lock, creates the default account, the state file and
+// the usage ledger, writes the usage dead processes left in the ledger (usage-drain.ts), and runs
+// the retention job. Workers connect afterwards (src/services.ts).
 import type { Config } from '../config.js';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
 import { deleteOldRequestLogs } from '../db/request-logs.js';
-import { pruneUsageFlushes } from '../db/usage.js';
+import { pruneUsageFlushes, writeUsageBatch } from '../db/usage.js';
 import type { Logger } from '../log.js';
 import { databaseOptions, stateStoreOptions } from '../services.js';
 import { createStateStore } from '../store/index.js';
 import { openRedisStore } from '../store/redis-store.js';
+import { openUsageLedger, usageLedgerPath } from '../usage/usage-ledger.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
+import { startUsageDrain, type UsageDrain } from './usage-drain.js';
 
 export interface PrimaryData {
   readonly embedded: EmbeddedDatabase | null;
   readonly db: Database;
+  /** Writes the usage counts of processes that died (sweep it when a worker exits). */
+  readonly usage: UsageDrain;
   close(): Promise<void>;
 }
 
@@ -31,6 +36,7 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     maxConnections: Math.max(1, workers) * config.POSTGRES_MAX_CONNECTIONS + 8,
   });
   let db: Database | null = null;
+  let usage: UsageDrain | null = null;
   try {
     db = openDatabase({ ...databaseOptions(config), maxConnections: 2 });
     const applied = await migrate(db.sql);
@@ -38,12 +44,21 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME);
     // Create (or check) the state file once here, so workers never race to create it.
     if (!config.REDIS_URL) await (await createStateStore(stateStoreOptions(config, logger))).close();
+    const sql = db.sql;
+    usage = startUsageDrain(openUsageLedger(usageLedgerPath(config.dataDir)), (batch) => writeUsageBatch(sql, batch), {
+      onError: (err) => logger.warn({ err: (err as Error).message }, 'writing usage left in the usage ledger failed; retrying later'),
+      onDrained: (region, requests) => logger.info({ region, requests }, 'usage left in the usage ledger written'),
+    });
+    // What the last run left (a worker killed, or the whole node) is written before anything new is counted.
+    await usage.sweep().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'writing usage left in the usage ledger failed; retrying later'));
   } catch (err) {
+    await usage?.close().catch(() => {});
     await db?.close().catch(() => {});
     await embedded?.close().catch(() => {});
     throw err;
   }
   const openDb = db;
+  const drain = usage;
   const retention = async () => {
     try {
       const deleted = await deleteOldRequestLogs(openDb.sql, config.REQUEST_LOGS_TTL);
@@ -60,8 +75,10 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
   return {
     embedded,
     db: openDb,
+    usage: drain,
     async close() {
       clearInterval(timer);
+      await drain.close().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'usage left in the usage ledger not written; it is written at the next start'));
       await openDb.close(2000).catch(() => {});
       await embedded?.close();
     },
