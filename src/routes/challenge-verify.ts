@@ -21,7 +21,7 @@ export interface ChallengeVerifyRouteDeps {
   readonly claimOnce: (id: string, untilMs: number) => Promise<boolean>;
   readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
   /** Counted for widget payloads only: a server payload was already counted by POST /v1/verify. */
-  readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
+  readonly countUsage: (req: RequestContext, key: ApiKey, classification: Classification | null, origin: string | null) => void;
 }
 
 export interface ChallengeVerifyRouteOptions {
@@ -65,7 +65,7 @@ export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, opt
     } else {
       const result = await verifyDecoded(decoded, verifyDeps, key.id);
       reason = result.verified ? null : result.reason;
-      deps.countUsage(key, null, requestOrigin(req));
+      deps.countUsage(req, key, null, requestOrigin(req));
     }
     deps.onVerify(reason === null, reason, req);
     return reason === null ? VERIFIED : json({ verified: false, reason });
