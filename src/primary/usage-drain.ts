@@ -96,17 +96,17 @@ export async function drainRegion(region: LedgerRegion, write: UsageWriter): Pro
     cells.rows(rows);
     // false: the dead owner's write had committed; the batch is not applied again.
     const applied = await write(batchOf(cells.inflightId(), rows));
-    cells.commit();
+    cells.finish(null, ignore);
     if (applied !== false) for (const r of rows.counters) requests += r.requests;
   }
-  cells.snapshot();
   const rows = emptyRows();
-  cells.rows(rows);
-  if (rows.counters.length + rows.referrers.length > 0) {
-    await write(batchOf(cells.begin(), rows));
-    cells.commit();
+  const id = cells.prepare(rows);
+  if (id !== null) {
+    await write(batchOf(id, rows));
     for (const r of rows.counters) requests += r.requests;
   }
-  cells.freeIdle(() => {});
+  cells.finish(null, ignore);
   return requests;
 }
+
+function ignore(): void {}

@@ -186,8 +186,28 @@ export class LedgerCells {
     return this.f64[base + COUNTED]! - this.f64[base + FLUSHED]!;
   }
 
-  /** Prepare, first half: p = c for every live cell. Then rows(), then begin(). */
-  snapshot(): void {
+  /**
+   * Prepares the next batch: p = c for every live cell, their p − f into `out`, then (when this
+   * table added any) seq + 1 and inflight = 1. Returns the batch id, or null when nothing was added.
+   */
+  prepare(out: BatchRows): string | null {
+    const before = out.counters.length + out.referrers.length;
+    this.#snapshot();
+    this.rows(out);
+    return out.counters.length + out.referrers.length === before ? null : this.#begin();
+  }
+
+  /**
+   * The batch in flight is in the database (acknowledged, or answered "already applied"): f = p
+   * for every live cell, then inflight = 0; then cells left with nothing to write are freed.
+   * `onKey` hears the requests each key cell had in the batch, `forget` each cell freed.
+   */
+  finish(onKey: ((id: CellIdentity, requests: number) => void) | null, forget: (id: CellIdentity) => void): void {
+    this.#commit(onKey);
+    this.#freeIdle(forget);
+  }
+
+  #snapshot(): void {
     const f = this.f64;
     for (let cell = 0; cell < this.#capacity; cell++) {
       if (this.#ids[cell] === null) continue;
@@ -196,7 +216,7 @@ export class LedgerCells {
     }
   }
 
-  /** Appends p − f of every live cell: the batch in flight (or about to be). */
+  /** Appends p − f of every live cell: the batch in flight (sent again under inflightId() by a new owner). */
   rows(out: BatchRows): void {
     const f = this.f64;
     for (let cell = 0; cell < this.#capacity; cell++) {
@@ -219,8 +239,7 @@ export class LedgerCells {
     }
   }
 
-  /** Prepare, second half: the batch's id, recorded with inflight = 1 in a file region. */
-  begin(): string {
+  #begin(): string {
     const prefix = this.region.batchPrefix;
     if (prefix === null) return randomBytes(12).toString('base64url');
     const seq = this.f64[H_SEQ]! + 1;
@@ -234,14 +253,13 @@ export class LedgerCells {
     return this.region.batchPrefix! + this.f64[H_SEQ]!;
   }
 
-  /** The batch in flight is in the database: f = p for every live cell, then inflight = 0. */
-  commit(onKey?: (id: CellIdentity, requests: number) => void): void {
+  #commit(onKey: ((id: CellIdentity, requests: number) => void) | null): void {
     const f = this.f64;
     for (let cell = 0; cell < this.#capacity; cell++) {
       const id = this.#ids[cell];
       if (id === null) continue;
       const base = (cell + 1) * WORDS;
-      if (onKey !== undefined && id.kind === 'key') {
+      if (onKey !== null && id.kind === 'key') {
         const n = f[base + PENDING]! - f[base + FLUSHED]!;
         if (n !== 0) onKey(id, n);
       }
@@ -250,8 +268,7 @@ export class LedgerCells {
     f[H_INFLIGHT] = 0;
   }
 
-  /** Frees every live cell with nothing left to write (c = f) and no batch in flight; `forget` hears each. */
-  freeIdle(forget: (id: CellIdentity) => void): void {
+  #freeIdle(forget: (id: CellIdentity) => void): void {
     if (this.inflight) return;
     const f = this.f64;
     for (let cell = 0; cell < this.#capacity; cell++) {

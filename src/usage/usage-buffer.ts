@@ -275,14 +275,13 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
 
   /** Prepares the next batch (ledger-cells.ts: snapshot, rows, then the id with inflight = 1). */
   const buildBatch = (): UsageBatch => {
-    main.snapshot();
-    overflow?.snapshot();
-    unsnapshotted = 0;
     const rows = emptyRows();
-    main.rows(rows);
-    overflow?.rows(rows);
-    const counts = rows.counters.length + rows.referrers.length > 0;
-    return batchOf(counts ? main.begin() : randomBytes(12).toString('base64url'), rows, takeLogs(o.maxBatchRows));
+    const mainId = main.prepare(rows);
+    const overflowId = overflow?.prepare(rows) ?? null;
+    unsnapshotted = 0;
+    // The region's id when it has rows: the one a next owner would send the batch under again.
+    const id = mainId ?? overflowId ?? randomBytes(12).toString('base64url');
+    return batchOf(id, rows, takeLogs(o.maxBatchRows));
   };
 
   const committed = (id: CellIdentity, n: number): void => addAccountPending(accountPending, id.month, id.accountId, -n);
@@ -304,10 +303,8 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
     }
     inflight = null;
     batchesWritten++;
-    main.commit(committed);
-    overflow?.commit(committed);
-    main.freeIdle(forget);
-    overflow?.freeIdle(forget);
+    main.finish(committed, forget);
+    overflow?.finish(committed, forget);
     return true;
   };
 

@@ -6,8 +6,9 @@
 // The cells and the exactly-once protocol are in ledger-cells.ts.
 //
 // A region belongs to the process that holds the lock on its byte (an open file description lock:
-// the kernel drops it when the process dies, however it dies), so no two processes ever write one
-// region, and a region nobody holds is a dead process's, or empty.
+// the kernel drops it when the process dies, however it dies, as the process's descriptors and
+// mappings go), so no two processes ever write one region, and a region nobody holds is a dead
+// process's, or empty.
 //
 // File: a 4,096-byte header, then LEDGER_LAYOUT.regions regions of (cells + 1) × cellBytes bytes:
 // a region header of one cell's size, then the cells.
@@ -112,8 +113,10 @@ export function openUsageLedger(path: string): UsageLedger {
     },
     close() {
       if (!open) return;
-      open = false;
+      // Explicitly: the mapping holds the open file description, and with it the locks, past closeSync.
+      for (const index of held) unlockFileByte(fd, index);
       held.clear();
+      open = false;
       closeSync(fd);
     },
   };
