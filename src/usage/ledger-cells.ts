@@ -27,7 +27,7 @@
 // identity as JSON. A cell is made live last (identity and zeroed counters first) and freed only
 // when c = f with no batch in flight, so a half-made or half-freed cell never holds a count. The
 // region header (the first cell's worth of bytes) holds 0 seq, 1 inflight, 2 live cells (never
-// below the true number), 3 owner pid.
+// below the true number, so a region that reads 0 with no batch in flight needs no scan).
 import { randomBytes } from 'node:crypto';
 import type { RequestLogEntry } from '../db/request-logs.js';
 import type { ReferrerRow, UsageBatch, UsageCounterRow } from '../db/usage.js';
@@ -82,7 +82,6 @@ export const MAX_IDENTITY_BYTES = LEDGER_LAYOUT.cellBytes - ID_OFFSET;
 const H_SEQ = 0;
 const H_INFLIGHT = 1;
 const H_LIVE = 2;
-const H_OWNER = 3;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -121,7 +120,6 @@ export class LedgerCells {
    */
   adopt(): number[] {
     const found: number[] = [];
-    this.f64[H_OWNER] = process.pid;
     if (this.f64[H_LIVE] === 0 && this.f64[H_INFLIGHT] === 0) return found;
     for (let cell = 0; cell < this.#capacity; cell++) {
       const base = (cell + 1) * WORDS;
@@ -151,13 +149,10 @@ export class LedgerCells {
   /** A live cell for `id`, counters at zero; -1 when a file region is full or the identity does not fit. */
   allocate(id: CellIdentity): number {
     const json = encoder.encode(JSON.stringify([id.kind, id.apiKeyId, id.month, id.kind === 'key' ? id.accountId : id.origin]));
-    if (json.length > MAX_IDENTITY_BYTES) {
-      if (this.region.index >= 0) return -1;
-    }
-    if (this.#free.length === 0) {
-      if (this.region.index >= 0) return -1;
-      this.#grow();
-    }
+    // A file region cannot grow; a heap region is never adopted, so its identities need no bytes.
+    const inFile = this.region.index >= 0;
+    if (inFile && (json.length > MAX_IDENTITY_BYTES || this.#free.length === 0)) return -1;
+    if (this.#free.length === 0) this.#grow();
     const cell = this.#free.pop()!;
     const base = (cell + 1) * WORDS;
     // Counters and identity first, the live state last; the live count before it (never below the truth).
