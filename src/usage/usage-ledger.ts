@@ -5,6 +5,11 @@
 // region, else the primary, which drains every region nobody holds: src/primary/usage-drain.ts).
 // The cells and the exactly-once protocol are in ledger-cells.ts.
 //
+// Not IPC to the primary: process.send() queues the message in the worker (libuv writes it to the
+// pipe later), and a queued message dies with the worker; awaiting an acknowledgement per request
+// would put a round trip on the request path. A store into a shared page is done the moment it
+// executes: nothing of it is left in the worker to lose.
+//
 // A region belongs to the process that holds the lock on its byte (an open file description lock:
 // the kernel drops it when the process dies, however it dies, as the process's descriptors and
 // mappings go), so no two processes ever write one region, and a region nobody holds is a dead
