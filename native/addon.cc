@@ -4,11 +4,13 @@
 #include "claim-binding.h"
 #include "hash.h"
 #include "shm-store.h"
+#include "usage-ledger.h"
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitHash(env, exports);
   InitShmStore(env, exports);
   InitClaimStore(env, exports);
+  InitUsageLedger(env, exports);
   return exports;
 }
 

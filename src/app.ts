@@ -147,6 +147,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (code === 'STORE_FULL' || code === 'STORE_UNAVAILABLE') metrics.storeErrors.inc({ code });
     },
     onMalformed: (req) => void abuse.recordMalicious(req.ip, 'smuggling'),
+    onWrite(req) {
+      const mark = req.usage;
+      if (mark !== null) usage.countUsage(mark.key, mark.classification, mark.origin);
+    },
     onResponse(req, status) {
       lastResponseAt = performance.now();
       const seconds = (performance.now() - req.startedAt) / 1000;

@@ -125,6 +125,9 @@ async function runPrimary(config: Config): Promise<void> {
   });
   try {
     data = await (await primaryData()).preparePrimaryData(config, logger, config.workers);
+    // A dead worker's usage counts are in the ledger: write them now, not at its replacement's pace.
+    const drain = data.usage;
+    cluster.on('exit', () => { drain.sweep().catch(() => undefined); });
     await supervisor.start();
   } catch (err) {
     logger.fatal({ err }, 'start-up failed');

@@ -18,6 +18,7 @@ import { createStateStore, type StateStore } from './store/index.js';
 import { createAccountUsage } from './usage/account-usage.js';
 import { createPlanLimit, type ChargePlan } from './usage/plan-limit.js';
 import { createUsageBuffer, type UsageBuffer } from './usage/usage-buffer.js';
+import { openUsageLedger, usageLedgerPath } from './usage/usage-ledger.js';
 
 export interface Services {
   readonly store: StateStore;
@@ -71,9 +72,17 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     byId: (id) => loadApiKey(db.sql, keySecrets, id),
     idBySecretHash: (hash) => findApiKeyIdBySecretHash(db.sql, hash),
   }, keySecrets, { ttlMs: config.CACHE_DURATION_API_KEYS });
+  // Usage counts live in a region of the host's usage ledger, where a worker killed at any
+  // instruction cannot take them along (src/usage/usage-ledger.ts).
+  const ledger = openUsageLedger(usageLedgerPath(config.dataDir));
+  const region = ledger.claim();
+  if (region === null) {
+    logger.warn({ path: ledger.path }, 'every usage ledger region is held: usage counts of this process live in its heap and die with it');
+  }
   const usage = createUsageBuffer(
     (batch) => writeUsageBatch(db.sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET }),
     {
+      ...(region === null ? {} : { region }),
       anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
       maxLogsPerSecond: config.REQUEST_LOGS_MAX_RATE ?? Infinity,
       timeZone: config.TZ || undefined,
@@ -97,7 +106,9 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     async close(timeoutMs) {
       pool.close();
       const flushed = await usage.close(timeoutMs).catch(() => false);
-      if (!flushed) logger.error(usage.stats(), 'usage not fully written at shutdown');
+      // What is not written stays in the ledger region for its next owner (or the primary).
+      if (!flushed) logger.error(usage.stats(), 'usage not fully written at shutdown; the counts stay in the usage ledger');
+      ledger.close();
       await db.close(1000).catch(() => {});
       await store.close().catch(() => {});
     },

@@ -1,7 +1,7 @@
 // The RequestContext handed to route handlers: everything copied out of uWS before the first await.
 import { PalisadeError } from '../errors.js';
 import { nestsDeeper } from '../json-depth.js';
-import type { RequestContext } from './types.js';
+import type { RequestContext, UsageMark } from './types.js';
 
 export class Request implements RequestContext {
   readonly method: string;
@@ -12,6 +12,7 @@ export class Request implements RequestContext {
   readonly startedAt: number;
   body: Buffer | null = null;
   authorizedKey: { readonly id: string; readonly accountId: string } | null = null;
+  usage: UsageMark | null = null;
   #query: URLSearchParams | undefined;
 
   constructor(method: string, path: string, rawQuery: string, headers: Record<string, string>, ip: string, startedAt: number) {

@@ -39,8 +39,16 @@ export interface HttpServerOptions {
   onErrorCode?: (code: ErrorCode) => void;
   /** A request shaped like HTTP request smuggling (e.g. a non-numeric Content-Length) was refused. */
   onMalformed?: (req: Request) => void;
-  /** After each response (access log, metrics). */
+  /** With each response, just before it is written (access log, metrics). */
   onResponse?: (req: Request, status: number, route: Route | undefined) => void;
+  /**
+   * As each reply is written: after uWS has its status and headers and before it is given the
+   * body, the last part; what runs after it until the bytes reach the kernel is uWS's own code.
+   * Usage is counted here (src/usage/usage-ledger.ts): before the client can have the whole
+   * response, so none it received goes uncounted, and as late as that allows, so that a process
+   * killed in between has counted at most the replies it was writing at that instant.
+   */
+  onWrite?: (req: Request) => void;
   logger: Logger;
 }
 
@@ -113,6 +121,7 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
         res.writeHeader('vary', 'Origin');
       }
     }
+    options.onWrite?.(req);
     if (req.method === 'HEAD') res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.length, close || draining);
     else res.end(body, close || draining);
   };
@@ -120,8 +129,10 @@ export function createHttpServer(router: Router, options: HttpServerOptions): Ht
   const respond = (res: uWS.HttpResponse, p: Pending, req: Request, route: Route | undefined, reply: Reply, close = false) => {
     if (p.aborted || p.done) return;
     p.done = true;
-    res.cork(() => write(res, req, reply.status, reply.body, reply.headers, close));
+    // Before the write: inside a uWS callback the reply leaves when the callback returns, and the
+    // less runs between counting it (onWrite) and that, the less a killed worker can over-count.
     options.onResponse?.(req, reply.status, route);
+    res.cork(() => write(res, req, reply.status, reply.body, reply.headers, close));
     finish();
   };
 

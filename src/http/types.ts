@@ -23,6 +23,19 @@ export interface RequestContext {
   readonly startedAt: number;
   /** The API key the request was authorised with, once a route has done so (request logs). */
   authorizedKey?: { readonly id: string; readonly accountId: string } | null;
+  /**
+   * Set by a route when the request counts as one request of an API key (usage, plan limits). It
+   * is counted as the reply is written (HttpServerOptions.onWrite): a reply never written, to a
+   * client gone or a process killed first, is never counted, and one written always is.
+   */
+  usage?: UsageMark | null;
+}
+
+/** One request of `key` with its classification and referrer origin (src/usage/usage-buffer.ts countUsage). */
+export interface UsageMark {
+  readonly key: { readonly id: string; readonly accountId: string };
+  readonly classification: 'GOOD' | 'NEUTRAL' | 'BAD' | null;
+  readonly origin: string | null;
 }
 
 export interface Reply {

@@ -1,23 +1,28 @@
 // The primary's part of the durable data: it hosts the embedded database (unless POSTGRES_URL is
-// set), applies migrations under an advisory lock, creates the default account and the state file,
-// and runs the retention job. Workers connect afterwards (src/services.ts). Without Redis it also
-// keeps the shared-memory store open for its sweep: ended claim buckets are deleted and the next
-// ones prepared here, off the workers' request path.
+// set), applies migrations under an advisory lock, creates the default account, the state file and
+// the usage ledger, writes the usage dead processes left in the ledger (usage-drain.ts), and runs
+// the retention job. Workers connect afterwards (src/services.ts). Without Redis it also keeps the
+// shared-memory store open for its sweep: ended claim buckets are deleted and the next ones
+// prepared here, off the workers' request path.
 import type { Config } from '../config.js';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
 import { deleteOldRequestLogs } from '../db/request-logs.js';
-import { pruneUsageFlushes } from '../db/usage.js';
+import { pruneUsageFlushes, writeUsageBatch } from '../db/usage.js';
 import type { Logger } from '../log.js';
 import { databaseOptions, stateStoreOptions } from '../services.js';
 import { createStateStore, type StateStore } from '../store/index.js';
 import { openRedisStore } from '../store/redis-store.js';
+import { openUsageLedger, usageLedgerPath } from '../usage/usage-ledger.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
+import { startUsageDrain, type UsageDrain } from './usage-drain.js';
 
 export interface PrimaryData {
   readonly embedded: EmbeddedDatabase | null;
   readonly db: Database;
+  /** Writes the usage counts of processes that died (sweep it when a worker exits). */
+  readonly usage: UsageDrain;
   close(): Promise<void>;
 }
 
@@ -34,6 +39,7 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
   });
   let db: Database | null = null;
   let janitor: StateStore | null = null;
+  let usage: UsageDrain | null = null;
   try {
     db = openDatabase({ ...databaseOptions(config), maxConnections: 2 });
     const applied = await migrate(db.sql);
@@ -41,13 +47,22 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME);
     // Create (or check) the state file once here, so workers never race to create it.
     if (!config.REDIS_URL) janitor = await createStateStore(stateStoreOptions(config, logger));
+    const sql = db.sql;
+    usage = startUsageDrain(openUsageLedger(usageLedgerPath(config.dataDir)), (batch) => writeUsageBatch(sql, batch), {
+      onError: (err) => logger.warn({ err: (err as Error).message }, 'writing usage left in the usage ledger failed; retrying later'),
+      onDrained: (region, requests) => logger.info({ region, requests }, 'usage left in the usage ledger written'),
+    });
+    // What the last run left (a worker killed, or the whole node) is written before anything new is counted.
+    await usage.sweep().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'writing usage left in the usage ledger failed; retrying later'));
   } catch (err) {
+    await usage?.close().catch(() => {});
     await janitor?.close().catch(() => {});
     await db?.close().catch(() => {});
     await embedded?.close().catch(() => {});
     throw err;
   }
   const openDb = db;
+  const drain = usage;
   const retention = async () => {
     try {
       const deleted = await deleteOldRequestLogs(openDb.sql, config.REQUEST_LOGS_TTL);
@@ -64,8 +79,10 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
   return {
     embedded,
     db: openDb,
+    usage: drain,
     async close() {
       clearInterval(timer);
+      await drain.close().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'usage left in the usage ledger not written; it is written at the next start'));
       await janitor?.close().catch(() => {});
       await openDb.close(2000).catch(() => {});
       await embedded?.close();

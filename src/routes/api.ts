@@ -4,10 +4,11 @@ import type { Config } from '../config.js';
 import type { AbuseProtection } from '../abuse/index.js';
 import { isPalisadeError, PalisadeError } from '../errors.js';
 import type { Router } from '../http/router.js';
-import type { RequestContext } from '../http/types.js';
+import type { RequestContext, UsageMark } from '../http/types.js';
 import { authorizeBrowser, authorizeServer } from '../keys/authorize.js';
 import { requestOrigin } from '../keys/hostnames.js';
 import type { ApiKey } from '../keys/types.js';
+import type { Classification } from '../usage/usage-buffer.js';
 import type { Metrics } from '../metrics.js';
 import type { Services } from '../services.js';
 import { limitKey } from '../store/index.js';
@@ -75,11 +76,11 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     const key = req.authorizedKey as ApiKey;
     const plan = chargePlan(key);
     if (plan === undefined) {
-      usage.countUsage(key, null, originOf(req));
+      countUsage(req, key, null, originOf(req));
       return penalty;
     }
     return plan.then(() => {
-      usage.countUsage(key, null, originOf(req));
+      countUsage(req, key, null, originOf(req));
       return penalty;
     });
   };
@@ -94,7 +95,10 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
     }
   };
   const findKey = (id: string) => keys.getKey(id);
-  const countUsage = usage.countUsage;
+  // Counted as the reply is written (src/app.ts onWrite), not here.
+  const countUsage = (req: RequestContext, key: UsageMark['key'], classification: Classification | null, origin: string | null): void => {
+    req.usage = { key, classification, origin };
+  };
   const onVerify = (success: boolean, reason: string | null, req: RequestContext, source: 'widget' | 'server_payload' = 'widget') => {
     if (success) {
       metrics.verificationsSuccess.inc();

@@ -25,7 +25,7 @@ export interface ChallengeVerifyRouteDeps {
   /** `source`: which kind of payload it was (a forged server payload counts as tampered, a forged widget payload as an invalid signature). */
   readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext, source: 'widget' | 'server_payload') => void;
   /** Counted for widget payloads only: a server payload was already counted by POST /v1/verify. */
-  readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
+  readonly countUsage: (req: RequestContext, key: ApiKey, classification: Classification | null, origin: string | null) => void;
   /** Charges the plan for a widget payload before it is verified; throws PLAN_LIMIT_EXCEEDED (src/usage/plan-limit.ts). */
   readonly chargePlan: (key: ApiKey) => void | Promise<void>;
 }
@@ -73,7 +73,7 @@ export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, opt
       await deps.chargePlan(key);
       const result = await verifyDecoded(decoded, verifyDeps, key.id);
       reason = result.verified ? null : result.reason;
-      deps.countUsage(key, null, requestOrigin(req));
+      deps.countUsage(req, key, null, requestOrigin(req));
     }
     deps.onVerify(reason === null, reason, req, server ? 'server_payload' : 'widget');
     return reason === null ? VERIFIED : json({ verified: false, reason });

@@ -42,8 +42,11 @@ export interface VerifyRouteDeps {
   readonly penalty: (ip: string) => number | Promise<number>;
   /** palisade_api_verifications_success_total / _failed_total. */
   readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
-  /** Usage: one request for `key`, with its classification when verified (null when not), and the origin. */
-  readonly countUsage: (key: ApiKey, classification: Classification | null, origin: string | null) => void;
+  /**
+   * Usage: `req` is one request for `key`, with its classification when verified (null when not),
+   * and the origin; counted as its reply is written (RequestContext.usage).
+   */
+  readonly countUsage: (req: RequestContext, key: ApiKey, classification: Classification | null, origin: string | null) => void;
   /**
    * Scores a verified request (spam, IP and location checks plug in here). Default: score 0
    * (GOOD) with no reasons: a solved challenge and nothing else known; the penalty is reported
@@ -114,7 +117,7 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
     });
     const classification = classify(server.score);
     deps.onVerify(true, null, req);
-    deps.countUsage(key, classification, origin);
+    deps.countUsage(req, key, classification, origin);
     return json({
       verified: true, payload: server.payload, algorithm: server.algorithm, apiKey: server.apiKey, id: server.id,
       score: server.score, signature: server.signature, verificationData: server.verificationData,
@@ -124,7 +127,7 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   const checked = (req: RequestContext, key: ApiKey, body: VerifyBody, result: VerifiedChallenge | FailedVerification): Reply | Promise<Reply> => {
     if (!result.verified) {
       deps.onVerify(false, result.reason, req);
-      deps.countUsage(key, null, requestOrigin(req));
+      deps.countUsage(req, key, null, requestOrigin(req));
       return failure(result.reason);
     }
     const enriching = enrich(deps.penalty, assess, { req, key, challenge: result, penalty: 0, fields: body.fields, timeZone: body.timeZone });

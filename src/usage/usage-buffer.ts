@@ -2,16 +2,24 @@
 // (DESIGN.md section 3: hot paths never wait on the database).
 //
 // - Counters (requests, GOOD/NEUTRAL/BAD, referrers) merge per key and month, so they stay bounded
-//   by #keys × #months however long the database is away, and are never dropped.
+//   by #keys × #months however long the database is away, and are never dropped. They live in a
+//   region of the usage ledger (usage-ledger.ts), memory shared with the host's other processes,
+//   so a process killed at any instruction loses none: the region's next owner writes them, once
+//   (the protocol is in ledger-cells.ts). Counts that find no room there (no region free, the
+//   region full, an identity too long for a cell) are kept in this process's heap, as they all
+//   were before the ledger, and die with it; stats().outsideLedger counts them.
 // - Request-log rows queue up to `maxBufferedLogs`; beyond that the oldest are dropped and counted.
 // - A batch is written every `flushIntervalMs`, or as soon as `maxBatchRows` log rows wait. A batch
 //   that fails is retried as it is, with the same id, before anything newer (src/db/usage.ts makes
 //   a retried batch count once even if its first commit did land). Failures never lose counters.
+//   Request-log rows and last-use times are best effort: they ride in the batch, not in the ledger.
 import { randomBytes } from 'node:crypto';
 import type { RequestLogEntry } from '../db/request-logs.js';
-import type { ReferrerRow, UsageBatch, UsageCounterRow } from '../db/usage.js';
+import type { UsageBatch } from '../db/usage.js';
 import { anonymizeIp } from '../ip.js';
+import { BAD, batchOf, emptyRows, GOOD, LedgerCells, NEUTRAL, REQUESTS, type CellIdentity } from './ledger-cells.js';
 import { createMonthClock } from './month.js';
+import { heapRegion, type LedgerRegion } from './usage-ledger.js';
 
 export type Classification = 'GOOD' | 'NEUTRAL' | 'BAD';
 
@@ -37,6 +45,12 @@ export interface UsageBufferOptions {
   readonly onError?: (err: unknown) => void;
   /** Clock (tests). Default Date.now. */
   readonly now?: () => number;
+  /**
+   * The ledger region counters live in (claimed by the caller, who releases it after close()); what
+   * an earlier owner left in it is adopted and written first. Default: a heap region (counts die
+   * with the process).
+   */
+  readonly region?: LedgerRegion;
 }
 
 export const USAGE_BUFFER_DEFAULTS = Object.freeze({
@@ -70,6 +84,7 @@ export interface RequestLogInput {
 }
 
 export interface UsageBufferStats {
+  /** Counter cells with counts not yet written. */
   readonly pendingCounters: number;
   readonly pendingLogs: number;
   readonly droppedLogs: number;
@@ -77,6 +92,10 @@ export interface UsageBufferStats {
   readonly rateLimitedLogs: number;
   readonly batchesWritten: number;
   readonly failedWrites: number;
+  /** Requests counted in this process's heap because the ledger region had no room (they die with the process). */
+  readonly outsideLedger: number;
+  /** The ledger region counters live in; -1 for none (heap only). */
+  readonly ledgerRegion: number;
 }
 
 export interface UsageBuffer {
@@ -97,28 +116,26 @@ export interface UsageBuffer {
   stats(): UsageBufferStats;
 }
 
-interface Counter {
-  readonly apiKeyId: string;
-  readonly accountId: string;
-  readonly month: string;
-  requests: number;
-  good: number;
-  neutral: number;
-  bad: number;
-  referrers: Map<string, number> | null;
-  lastUsed: number;
-}
-
 const OTHER_ORIGIN = 'other';
 const MAX_PATH = 2048;
+/** Cells of a heap table to start with (it doubles when full). */
+const HEAP_CELLS = 64;
 
 export function createUsageBuffer(write: UsageWriter, options: UsageBufferOptions = {}): UsageBuffer {
   const o = { ...USAGE_BUFFER_DEFAULTS, ...options };
   const now = options.now ?? Date.now;
   const month = createMonthClock(options.timeZone, now);
-  // month → key id → counter: nested maps, so counting allocates no composite key.
-  let counters = new Map<string, Map<string, Counter>>();
-  let counterCount = 0;
+  // Counter cells: the ledger region (or the heap), and heap cells for what finds no room there.
+  // A cell reference is cell × 2 + (1 in the overflow table), so a lookup yields one number.
+  const main = new LedgerCells(options.region ?? heapRegion(HEAP_CELLS));
+  let overflow: LedgerCells | null = null;
+  // month → key id → cell reference; month → key id → origin → cell reference: nested maps, so
+  // counting allocates no composite key.
+  const keyCells = new Map<string, Map<string, number>>();
+  const referrerCells = new Map<string, Map<string, Map<string, number>>>();
+  /** Counts since the last snapshot (plus what an earlier owner of the region left unwritten). */
+  let unsnapshotted = 0;
+  let outsideLedger = 0;
   // month → account id → requests counted and not yet durable (current + in-flight batch).
   const accountPending = new Map<string, Map<string, number>>();
   // month → key id → origins counted by this process (bounds referrer rows per key and month).
@@ -128,7 +145,7 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
   /** Sequence number of logs[logsHead]; with `logSeqEnd` it tells which rows a flush() must cover. */
   let logSeqHead = 0;
   let logSeqEnd = 0;
-  let inflight: { batch: UsageBatch; accounts: Map<string, Map<string, number>> } | null = null;
+  let inflight: UsageBatch | null = null;
   let running: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let soon: NodeJS.Immediate | null = null;
@@ -140,16 +157,53 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
   let batchesWritten = 0;
   let failedWrites = 0;
 
-  const counterFor = (key: UsageKeyRef, m: string): Counter => {
-    let byKey = counters.get(m);
-    if (byKey === undefined) counters.set(m, (byKey = new Map()));
-    let c = byKey.get(key.id);
-    if (c === undefined) {
-      c = { apiKeyId: key.id, accountId: key.accountId, month: m, requests: 0, good: 0, neutral: 0, bad: 0, referrers: null, lastUsed: 0 };
-      byKey.set(key.id, c);
-      counterCount++;
+  const tableOf = (ref: number): LedgerCells => ((ref & 1) === 0 ? main : overflow!);
+
+  /** A cell for `id`: in the region when it has room, else in the heap. */
+  const allocate = (id: CellIdentity): number => {
+    const cell = main.allocate(id);
+    if (cell >= 0) return cell * 2;
+    overflow ??= new LedgerCells(heapRegion(HEAP_CELLS));
+    return overflow.allocate(id) * 2 + 1;
+  };
+
+  const keyCell = (key: UsageKeyRef, m: string): number => {
+    let byKey = keyCells.get(m);
+    if (byKey === undefined) keyCells.set(m, (byKey = new Map()));
+    let ref = byKey.get(key.id);
+    if (ref === undefined) {
+      ref = allocate({ kind: 'key', apiKeyId: key.id, accountId: key.accountId, month: m, origin: '' });
+      byKey.set(key.id, ref);
     }
-    return c;
+    return ref;
+  };
+
+  const referrerCell = (keyId: string, m: string, origin: string): number => {
+    let byKey = referrerCells.get(m);
+    if (byKey === undefined) referrerCells.set(m, (byKey = new Map()));
+    let byOrigin = byKey.get(keyId);
+    if (byOrigin === undefined) byKey.set(keyId, (byOrigin = new Map()));
+    let ref = byOrigin.get(origin);
+    if (ref === undefined) {
+      ref = allocate({ kind: 'referrer', apiKeyId: keyId, accountId: '', month: m, origin });
+      byOrigin.set(origin, ref);
+    }
+    return ref;
+  };
+
+  /** A freed cell leaves the index. */
+  const forget = (id: CellIdentity): void => {
+    if (id.kind === 'key') {
+      const byKey = keyCells.get(id.month);
+      byKey?.delete(id.apiKeyId);
+      if (byKey?.size === 0) keyCells.delete(id.month);
+      return;
+    }
+    const byKey = referrerCells.get(id.month);
+    const byOrigin = byKey?.get(id.apiKeyId);
+    byOrigin?.delete(id.origin);
+    if (byOrigin?.size === 0) byKey!.delete(id.apiKeyId);
+    if (byKey?.size === 0) referrerCells.delete(id.month);
   };
 
   const admitOrigin = (keyId: string, m: string, origin: string): string => {
@@ -194,50 +248,63 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
     return out;
   };
 
-  const buildBatch = (): NonNullable<typeof inflight> => {
-    const rows: UsageCounterRow[] = [];
-    const referrers: ReferrerRow[] = [];
-    const lastUsed: { apiKeyId: string; at: Date }[] = [];
-    const accounts = new Map<string, Map<string, number>>();
-    const latest = new Map<string, number>();
-    for (const byKey of counters.values()) {
-      for (const c of byKey.values()) {
-        rows.push({ apiKeyId: c.apiKeyId, accountId: c.accountId, month: c.month, requests: c.requests, good: c.good, neutral: c.neutral, bad: c.bad });
-        if (c.referrers !== null) {
-          for (const [origin, n] of c.referrers) referrers.push({ apiKeyId: c.apiKeyId, month: c.month, origin, requests: n });
-        }
-        addAccountPending(accounts, c.month, c.accountId, c.requests);
-        if (c.lastUsed > (latest.get(c.apiKeyId) ?? 0)) latest.set(c.apiKeyId, c.lastUsed);
-      }
+  // What an earlier owner of the region left: its cells join the index, and its batch in flight
+  // (if any) is the first to be written, under its own id.
+  for (const cell of main.adopt()) {
+    const id = main.identity(cell);
+    if (id.kind === 'key') {
+      let byKey = keyCells.get(id.month);
+      if (byKey === undefined) keyCells.set(id.month, (byKey = new Map()));
+      byKey.set(id.apiKeyId, cell * 2);
+      const n = main.unwritten(cell);
+      if (n !== 0) addAccountPending(accountPending, id.month, id.accountId, n);
+    } else {
+      let byKey = referrerCells.get(id.month);
+      if (byKey === undefined) referrerCells.set(id.month, (byKey = new Map()));
+      let byOrigin = byKey.get(id.apiKeyId);
+      if (byOrigin === undefined) byKey.set(id.apiKeyId, (byOrigin = new Map()));
+      byOrigin.set(id.origin, cell * 2);
     }
-    for (const [apiKeyId, at] of latest) lastUsed.push({ apiKeyId, at: new Date(at) });
-    counters = new Map();
-    counterCount = 0;
-    const batchLogs = takeLogs(o.maxBatchRows);
-    return {
-      batch: { id: randomBytes(12).toString('base64url'), counters: rows, referrers, logs: batchLogs, lastUsed },
-      accounts,
-    };
+  }
+  if (main.pendingCells() > 0) unsnapshotted = 1;
+  if (main.inflight) {
+    const rows = emptyRows();
+    main.rows(rows);
+    inflight = batchOf(main.inflightId(), rows);
+  }
+
+  /** Prepares the next batch (ledger-cells.ts: snapshot, rows, then the id with inflight = 1). */
+  const buildBatch = (): UsageBatch => {
+    const rows = emptyRows();
+    const mainId = main.prepare(rows);
+    const overflowId = overflow?.prepare(rows) ?? null;
+    unsnapshotted = 0;
+    // The region's id when it has rows: the one a next owner would send the batch under again.
+    const id = mainId ?? overflowId ?? randomBytes(12).toString('base64url');
+    return batchOf(id, rows, takeLogs(o.maxBatchRows));
   };
+
+  const committed = (id: CellIdentity, n: number): void => addAccountPending(accountPending, id.month, id.accountId, -n);
 
   /** Writes the in-flight batch, or a new one from what is buffered. True when something was written. */
   const writeOnce = async (): Promise<boolean> => {
     if (inflight === null) {
-      if (counterCount === 0 && pendingLogs() === 0) return false;
-      inflight = buildBatch();
+      if (unsnapshotted === 0 && pendingLogs() === 0) return false;
+      const next = buildBatch();
+      if (next.counters.length + next.referrers.length + next.logs.length === 0) return false;
+      inflight = next;
     }
     const current = inflight;
     try {
-      await write(current.batch);
+      await write(current);
     } catch (err) {
       failedWrites++;
       throw err;
     }
     inflight = null;
     batchesWritten++;
-    for (const [m, byAccount] of current.accounts) {
-      for (const [accountId, n] of byAccount) addAccountPending(accountPending, m, accountId, -n);
-    }
+    main.finish(committed, forget);
+    overflow?.finish(committed, forget);
     return true;
   };
 
@@ -259,32 +326,37 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
   };
 
   const flush = (): Promise<void> => {
-    const hadCounters = counterCount > 0;
+    const hadCounts = unsnapshotted > 0;
     const targetSeq = logSeqEnd;
     return exclusive(async () => {
       if (inflight !== null) await writeOnce();
-      if (hadCounters || counterCount > 0 || logSeqHead < targetSeq) await writeOnce();
+      if (hadCounts || unsnapshotted > 0 || logSeqHead < targetSeq) await writeOnce();
       while (logSeqHead < targetSeq) await writeOnce();
     });
   };
 
   return {
+    // The request path: a few stores into the region (no call, no allocation once the cells exist).
     countUsage(key, classification, origin) {
       const m = month();
-      const c = counterFor(key, m);
-      c.requests++;
-      if (classification === 'GOOD') c.good++;
-      else if (classification === 'NEUTRAL') c.neutral++;
-      else if (classification === 'BAD') c.bad++;
+      const ref = keyCell(key, m);
+      const table = tableOf(ref);
+      const at = table.counted(ref >> 1);
+      const f = table.f64;
+      f[at + REQUESTS]!++;
+      if (classification === 'GOOD') f[at + GOOD]!++;
+      else if (classification === 'NEUTRAL') f[at + NEUTRAL]!++;
+      else if (classification === 'BAD') f[at + BAD]!++;
+      table.touch(ref >> 1, now());
+      if ((ref & 1) === 1) outsideLedger++;
       if (origin !== null && origin !== '') {
-        const admitted = admitOrigin(key.id, m, origin);
-        if (c.referrers === null) c.referrers = new Map();
-        c.referrers.set(admitted, (c.referrers.get(admitted) ?? 0) + 1);
+        const r = referrerCell(key.id, m, admitOrigin(key.id, m, origin));
+        const rt = tableOf(r);
+        rt.f64[rt.counted(r >> 1) + REQUESTS]!++;
       }
-      c.lastUsed = now();
+      unsnapshotted++;
       addAccountPending(accountPending, m, key.accountId, 1);
     },
-
     logRequest(entry) {
       const second = Math.floor(now() / 1000);
       if (second !== logSecond) { logSecond = second; logsThisSecond = 0; }
@@ -336,7 +408,7 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
       for (;;) {
         try {
           await flush();
-          if (inflight === null && counterCount === 0 && pendingLogs() === 0) return true;
+          if (inflight === null && unsnapshotted === 0 && pendingLogs() === 0) return true;
         } catch (err) {
           options.onError?.(err);
         }
@@ -347,12 +419,14 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
 
     stats() {
       return {
-        pendingCounters: counterCount + (inflight?.batch.counters.length ?? 0),
-        pendingLogs: pendingLogs() + (inflight?.batch.logs.length ?? 0),
+        pendingCounters: main.pendingCells() + (overflow?.pendingCells() ?? 0),
+        pendingLogs: pendingLogs() + (inflight?.logs.length ?? 0),
         droppedLogs,
         rateLimitedLogs,
         batchesWritten,
         failedWrites,
+        outsideLedger,
+        ledgerRegion: main.region.index,
       };
     },
   };

@@ -304,6 +304,48 @@ describe('requests with a body: the pre-route hook, sync and async handlers, tim
   });
 });
 
+// Usage is counted as a reply is written (src/usage/usage-ledger.ts): a reply written is counted
+// once, and one never written, because its client left first, is not counted at all.
+describe('onWrite', () => {
+  test('runs once per reply written, with what the route marked; not for a client that left before its reply', async () => {
+    const written: string[] = [];
+    let release: () => void = () => {};
+    const router = new Router()
+      .add('GET', '/mark', (req) => {
+        req.usage = { key: { id: 'key_a', accountId: 'acc' }, classification: 'GOOD', origin: null };
+        return json({ ok: true });
+      })
+      .add('GET', '/slow', async (req) => {
+        req.usage = { key: { id: 'key_slow', accountId: 'acc' }, classification: null, origin: null };
+        await new Promise<void>((resolve) => { release = resolve; });
+        return json({ ok: true });
+      });
+    const server = createHttpServer(router, {
+      port: 0, logger: silent, clientIp: { trustedProxies: parseCidrList(''), ipHeadersSecret: '' },
+      onWrite(req) {
+        written.push(`${req.path}:${req.usage?.key.id ?? '-'}`);
+      },
+    });
+    const port = await server.listen();
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/mark`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { ok: true });
+      assert.equal((await fetch(`http://127.0.0.1:${port}/nothing`)).status, 404);
+      // A client that leaves while its reply is being made: no reply written, nothing counted.
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+      await new Promise((r) => setTimeout(r, 100));
+      socket.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      release();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(written, ['/mark:key_a', '/nothing:-']);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('client IP', () => {
   test('X-Forwarded-For from an untrusted peer is ignored', async () => {
     const s = await start();

@@ -40,13 +40,13 @@ function harness(penalty = 0) {
   const verify = createVerifyHandler({
     ...common, authorizeBrowser: browserAuthorizer(keys),
     onVerify: (ok, reason) => { events.verifications.push([ok, reason]); },
-    countUsage: (key, classification, origin) => { events.usage.push([key.id, classification, origin]); },
+    countUsage: (_req, key, classification, origin) => { events.usage.push([key.id, classification, origin]); },
   });
   const signature = createVerifySignatureHandler({ findKey: keyFinder(keys), claimOnce });
   const challengeVerify = createChallengeVerifyHandler({
     ...common, authorizeServer: serverAuthorizer(keys), findKey: keyFinder(keys),
     onVerify: (ok, reason) => { events.verifications.push([ok, reason]); },
-    countUsage: (key, classification, origin) => { events.usage.push([key.id, classification, origin]); },
+    countUsage: (_req, key, classification, origin) => { events.usage.push([key.id, classification, origin]); },
     chargePlan: () => undefined,
   });
   return { challenge, verify, signature, challengeVerify, events, pool };
@@ -274,7 +274,7 @@ test('POST /v1/verify answers without a Promise when the store, the key and the 
   const usage: (string | null)[] = [];
   const verify = createVerifyHandler({
     authorizeBrowser: browserAuthorizer(keys), secrets, claimOnce: syncClaim, penalty: () => 3,
-    onVerify: () => {}, countUsage: (_k, classification) => { usage.push(classification); },
+    onVerify: () => {}, countUsage: (_req, _k, classification) => { usage.push(classification); },
     assess: ({ penalty }) => ({ score: penalty / 2, reasons: ['penalty'] }),
   });
   const req = (payload: string, key = keyA) => fakeRequest({ method: 'POST', rawQuery: `apiKey=${key.id}`, body: { payload } });

@@ -110,7 +110,10 @@ test('while the database is away: counters kept, the oldest log rows dropped bey
   assert.equal(buffer.stats().droppedLogs + db.logs.length, 300);
   assert.equal(new Set(paths).size, paths.length);
   assert.equal(buffer.pendingAccountRequests('acc_1', '2024-05'), 0);
-  assert.deepEqual(buffer.stats(), { pendingCounters: 0, pendingLogs: 0, droppedLogs: buffer.stats().droppedLogs, rateLimitedLogs: 0, batchesWritten: db.applied.size, failedWrites: 2 });
+  assert.deepEqual(buffer.stats(), {
+    pendingCounters: 0, pendingLogs: 0, droppedLogs: buffer.stats().droppedLogs, rateLimitedLogs: 0, batchesWritten: db.applied.size, failedWrites: 2,
+    outsideLedger: 0, ledgerRegion: -1,
+  });
 });
 
 test('a batch whose commit was not acknowledged is retried with the same id and counted once', async () => {
