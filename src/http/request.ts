@@ -12,6 +12,7 @@ export class Request implements RequestContext {
   readonly startedAt: number;
   body: Buffer | null = null;
   authorizedKey: { readonly id: string; readonly accountId: string } | null = null;
+  clientSignals: RequestContext['clientSignals'] = null;
   #query: URLSearchParams | undefined;
 
   constructor(method: string, path: string, rawQuery: string, headers: Record<string, string>, ip: string, startedAt: number) {

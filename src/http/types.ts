@@ -23,6 +23,8 @@ export interface RequestContext {
   readonly startedAt: number;
   /** The API key the request was authorised with, once a route has done so (request logs). */
   authorizedKey?: { readonly id: string; readonly accountId: string } | null;
+  /** The client's country and threat kinds, once a route looked them up (request logs reuse them). */
+  clientSignals?: { readonly country: string | null; readonly threats: Readonly<Record<string, string>> | null } | null;
 }
 
 export interface Reply {
