@@ -160,7 +160,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       access({ ip: anonymize ? anonymizeIp(req.ip) : req.ip, method: req.method, path: req.path, status, ms });
       const key = req.authorizedKey;
       if (key) {
-        usage.logRequest({ apiKeyId: key.id, accountId: key.accountId, ip: req.ip, method: req.method, path: req.path, status, durationMs: ms });
+        // The verify route looked the client up for verificationData; other routes once here, after the reply.
+        const signals = req.clientSignals ?? intelligence.intel.client(req.ip, req.headers);
+        usage.logRequest({
+          apiKeyId: key.id, accountId: key.accountId, ip: req.ip, method: req.method, path: req.path, status, durationMs: ms,
+          country: signals.country, threats: signals.threats === null ? null : Object.keys(signals.threats).join(','),
+        });
       }
     },
   });

@@ -30,11 +30,12 @@ export interface Driver {
 const INITIAL_ESTIMATE = 6_000;
 const FEED_ATTEMPTS = 3;
 
-export function paths(s: Scenario, target: Target, keys: Readonly<Record<KeyName, string>>): { challenge: string; verify: string } {
+export function paths(s: Scenario, target: Target, keys: Readonly<Record<KeyName, string>>): { challenge: string; inspect: string; verify: string } {
   // L gets Palisade's request line, so both parse requests of the same size.
   const apiKey = target.kind === 'P' ? s.key : keys[s.key];
   return {
     challenge: `/v1/challenge?apiKey=${apiKey}`,
+    inspect: `/v1/inspect?apiKey=${apiKey}`,
     verify: target.kind === 'P' ? '/v1/verify' : `/v1/verify?apiKey=${apiKey}`,
   };
 }
@@ -56,7 +57,7 @@ export function createDriver(s: Scenario, target: Target, ctx: DriverContext, sa
   };
 
   if (s.endpoint !== 'verify') {
-    const path = s.endpoint === 'ops' ? '/.live' : p.challenge;
+    const path = getPath(s, p);
     return {
       run: (d, mode) => load({ method: 'GET', path, headers: GET_HEADERS }, d, mode),
       wrk: { url: url + path, headers: GET_HEADERS },
@@ -144,9 +145,14 @@ export async function checkVerify(s: Scenario, target: Target, keys: Readonly<Re
   }
 }
 
-/** Before measuring a challenge target: one challenge comes back. Returns why not, or null. */
+/** The path of a GET scenario. */
+function getPath(s: Scenario, p: ReturnType<typeof paths>): string {
+  return s.endpoint === 'ops' ? '/.live' : s.endpoint === 'inspect' ? p.inspect : p.challenge;
+}
+
+/** Before measuring a GET target: one challenge (or inspection) comes back. Returns why not, or null. */
 export async function checkChallenge(s: Scenario, target: Target, keys: Readonly<Record<KeyName, string>>): Promise<string | null> {
-  const path = s.endpoint === 'ops' ? '/.live' : paths(s, target, keys).challenge;
+  const path = getPath(s, paths(s, target, keys));
   const res = await fetch(target.server.url + path, { headers: GET_HEADERS });
   const text = await res.text();
   if (res.status !== 200) {
@@ -156,5 +162,6 @@ export async function checkChallenge(s: Scenario, target: Target, keys: Readonly
       : `GET ${shown} answered ${res.status} ${text.slice(0, 200)}`;
   }
   if (s.endpoint === 'challenge' && !text.includes('"parameters"')) return `GET ${path} did not return a challenge: ${text.slice(0, 200)}`;
+  if (s.endpoint === 'inspect' && !text.includes('"location"')) return `GET ${path} did not return an inspection: ${text.slice(0, 200)}`;
   return null;
 }

@@ -161,6 +161,7 @@ function scenarioBlock(f: ResultsFile): string[] {
       `after a warm-up burst, an L burst of the same size after each): ${configs}.`, '');
   }
   if (r.floodRatio !== null) lines.push(`Flood limit on ÷ off (production, issue 6): ${r.floodRatio}.`, '');
+  if (r.intelRatio != null) lines.push(`IP intelligence on ÷ off (production ÷ production-nointel): ${r.intelRatio}.`, '');
   return lines;
 }
 

@@ -82,6 +82,8 @@ export interface ScenarioResult {
   readonly stockedPool: StockedResult | null;
   /** S1: production ÷ production without the flood limit (issue 6). */
   readonly floodRatio: number | null;
+  /** S1: production ÷ production without IP intelligence (absent from results written before it). */
+  readonly intelRatio?: number | null;
   readonly checks: readonly CheckResult[];
 }
 
@@ -220,9 +222,11 @@ function summarize(
   };
   const prod = byConfig('production');
   const noflood = byConfig('production-noflood');
+  const nointel = byConfig('production-nointel');
   return {
     id: s.id, title: s.title, skipped: null, loadBefore, loadAfter: loadAverage(), targets: results, derivation, stockedPool: stocked,
     floodRatio: prod && noflood ? ratio(prod.rps, noflood.rps) : null,
+    intelRatio: prod && nointel ? ratio(prod.rps, nointel.rps) : null,
     checks: s.checks.map((c) => evaluate(c, byConfig(c.config), { L, P, derivation: derivationRate }, derivation?.ratios[c.config] ?? null,
       derivation?.wrkRatios[c.config] ?? null, stocked)),
   };

@@ -5,5 +5,6 @@ import { S1 } from './s1-challenge.js';
 import { S2 } from './s2-verify.js';
 import { S3 } from './s3-verify-redis.js';
 import { S4 } from './s4-challenge-pbkdf2.js';
+import { S5 } from './s5-inspect.js';
 
-export const SCENARIOS: readonly Scenario[] = [S0, S1, S2, S3, S4];
+export const SCENARIOS: readonly Scenario[] = [S0, S1, S2, S3, S4, S5];

@@ -1,6 +1,6 @@
 // S1: GET /v1/challenge with the default policy (deterministic SHA-256, cost 1): an API-key lookup,
 // an origin check, one hash and two HMACs per request. Also run in production without the flood
-// limit for issue 6's on/off ratio.
+// limit for issue 6's on/off ratio, and without IP intelligence for its on/off ratio.
 import type { Scenario } from './scenario.js';
 
 export const S1: Scenario = {
@@ -8,7 +8,7 @@ export const S1: Scenario = {
   title: 'GET /v1/challenge (default policy)',
   endpoint: 'challenge',
   key: 'default',
-  configs: ['production', 'bare', 'production-noflood'],
+  configs: ['production', 'bare', 'production-noflood', 'production-nointel'],
   baselines: ['L', 'P'],
   checks: [
     { kind: 'vsL', config: 'production', min: 0.5 },

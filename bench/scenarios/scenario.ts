@@ -10,12 +10,19 @@ import type { StockedPoolPlan } from '../lib/stocked-pool.js';
  *   largest rule the state store takes (never blocks: 8,000,000 per minute from the one client
  *   address), usage counting and metrics as always;
  * - bare: access log and flood limit off (the configuration of the spec's Sentinel table);
- * - production-noflood: production without the flood limit, for issue 6's on/off ratio.
+ * - production-noflood: production without the flood limit, for issue 6's on/off ratio;
+ * - production-nointel: production with IP intelligence as far off as it goes (docs/intel.md): no
+ *   threat lists or threat detection (THREATS_ENABLED=0), no embedded ASN index, no high-risk
+ *   countries. There is no switch for the embedded country database, so its lookup (about 1 µs,
+ *   bench/micro/geo.ts) stays: the ratio shows what the lists, the index and the rules cost.
  */
 export const CONFIGS = {
   production: { ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '8000000/1m' },
   bare: { ACCESS_LOG_ENABLED: '0', FLOOD_RATE_LIMIT: '' },
   'production-noflood': { ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '' },
+  'production-nointel': {
+    ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '8000000/1m', THREATS_ENABLED: '0', GEO_EMBEDDED_ASN: '0', HIGH_RISK_COUNTRIES: '',
+  },
 } as const satisfies Record<string, Record<string, string>>;
 
 export type ConfigName = keyof typeof CONFIGS;
@@ -33,8 +40,8 @@ export type Check =
 export interface Scenario {
   readonly id: string;
   readonly title: string;
-  /** ops: GET /.live (the HTTP layer alone); challenge: GET /v1/challenge; verify: POST /v1/verify. */
-  readonly endpoint: 'ops' | 'challenge' | 'verify';
+  /** ops: GET /.live (the HTTP layer alone); challenge: GET /v1/challenge; inspect: GET /v1/inspect; verify: POST /v1/verify. */
+  readonly endpoint: 'ops' | 'challenge' | 'inspect' | 'verify';
   readonly key: KeyName;
   readonly configs: readonly ConfigName[];
   readonly baselines: readonly Baseline[];

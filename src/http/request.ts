@@ -13,6 +13,7 @@ export class Request implements RequestContext {
   body: Buffer | null = null;
   authorizedKey: { readonly id: string; readonly accountId: string } | null = null;
   usage: UsageMark | null = null;
+  clientSignals: RequestContext['clientSignals'] = null;
   #query: URLSearchParams | undefined;
 
   constructor(method: string, path: string, rawQuery: string, headers: Record<string, string>, ip: string, startedAt: number) {

@@ -29,6 +29,8 @@ export interface RequestContext {
    * client gone or a process killed first, is never counted, and one written always is.
    */
   usage?: UsageMark | null;
+  /** The client's country and threat kinds, once a route looked them up (request logs reuse them). */
+  clientSignals?: { readonly country: string | null; readonly threats: Readonly<Record<string, string>> | null } | null;
 }
 
 /** One request of `key` with its classification and referrer origin (src/usage/usage-buffer.ts countUsage). */

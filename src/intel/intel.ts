@@ -9,7 +9,7 @@
 // databases and lists; without the secret (x-ip-headers-secret, or Sentinel's x-ip-secret,
 // compared in constant time) every x-ip-* header is ignored.
 import type { ThreatIndex } from './threat-index.js';
-import { KIND_BIT, type ThreatListKind } from './threat-sources.js';
+import { KIND_BIT, THREAT_LIST_KINDS, type ThreatListKind } from './threat-sources.js';
 import type { Geo } from './geo.js';
 import { classifyUserAgent, type UserAgentVerdict } from './user-agent.js';
 import type { UserAgentCommonness, UserAgentList } from './user-agent-list.js';
@@ -65,8 +65,21 @@ export interface Intel {
   raise(s: IpSignals): number;
   /** Names of the threat sources listing `ip`. */
   lists(ip: string): string[];
+  /**
+   * What a verification signs and a request-log row keeps (docs/intel.md): the country, the
+   * high-risk rule, and per threat kind the list (or 'header') naming the IP. One geolocation
+   * lookup and one threat-index match; the sources are looked up only for a listed IP.
+   */
+  client(ip: string, headers?: Readonly<Record<string, string>>): ClientSignals;
   /** The penalty's view (src/abuse/index.ts): cheaper than signals(), no threat-list lookups. */
   assess(ip: string, headers: Readonly<Record<string, string>> | undefined): IntelAssessment;
+}
+
+export interface ClientSignals {
+  readonly country: string | null;
+  readonly highRiskCountry: boolean;
+  /** Kind → the source that listed the IP; null when nothing did. */
+  readonly threats: Readonly<Partial<Record<ThreatListKind, string>>> | null;
 }
 
 export interface IntelAssessment {
@@ -78,6 +91,7 @@ export interface IntelAssessment {
   readonly report: readonly ('bot' | 'proxy' | 'tor')[];
 }
 
+const NO_SIGNALS: ClientSignals = Object.freeze({ country: null, highRiskCountry: false, threats: null });
 const CLEAN: IntelAssessment = Object.freeze({ raise: 0, malicious: false, report: Object.freeze([]) });
 
 const NOT_SET: Flag = Object.freeze({ value: false, source: null });
@@ -148,6 +162,24 @@ export function createIntel(deps: IntelDeps): Intel {
       return { ...verdict, ...common };
     },
     country,
+    client(ip, headers = NO_HEADERS) {
+      const h = trusted(headers);
+      const c = (h ? headerCountry(headers) : null) ?? deps.geo?.lookup(ip).country ?? null;
+      const bits = t?.match(ip) ?? 0;
+      let threats: Partial<Record<ThreatListKind, string>> | null = null;
+      if (bits !== 0 || h) {
+        const names = bits === 0 ? [] : t!.matchSources(ip);
+        for (const kind of THREAT_LIST_KINDS) {
+          // A trusted header, when given, says yes or no for its kind over the lists (as in signals()).
+          const b = h && kind !== 'bot' ? headerBool(headers[`x-ip-${kind}`]) : null;
+          const source = b !== null ? (b ? 'header' : null)
+            : (bits & KIND_BIT[kind]) !== 0 ? names.find((n) => kindOf.get(n) === kind) ?? null : null;
+          if (source !== null) (threats ??= {})[kind] = source;
+        }
+      }
+      if (c === null && threats === null) return NO_SIGNALS;
+      return { country: c, highRiskCountry: c !== null && highRisk.has(c), threats };
+    },
     lists: (ip) => t?.matchSources(ip) ?? [],
     assess(ip, headers) {
       const h = headers !== undefined && trusted(headers);

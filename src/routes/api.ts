@@ -132,6 +132,7 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   router.add('POST', '/v1/verify', createVerifyHandler({
     authorizeBrowser: verifier, secrets: services.pow, claimOnce: claimNow, penalty, onVerify, countUsage,
     assess: (input) => abuse.assess(input),
+    clientSignals: intel === undefined ? undefined : (req) => intel.client(req.ip, req.headers),
   }, {
     clockSkewMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     storeBudgetMs: store.kind === 'redis' ? config.REDIS_COMMAND_TIMEOUT : Infinity,

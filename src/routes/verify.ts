@@ -10,7 +10,7 @@ import type { PreparedHmacKey } from '../pow/crypto.js';
 import { isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
 import type { PowSecrets } from '../pow/secrets.js';
 import {
-  classify, createServerPayload, prepareServerKey, type Classification, type ServerSignatureAlgorithm,
+  classify, createServerPayload, prepareServerKey, type Classification, type ServerSignatureAlgorithm, type ThreatName,
 } from '../pow/server-signature.js';
 import {
   DEFAULT_CLOCK_SKEW_MS, verifyPayload, type FailedVerification, type VerifiedChallenge, type VerifyDeps, type VerifyFailure,
@@ -53,6 +53,17 @@ export interface VerifyRouteDeps {
    * separately so integrators can weigh it.
    */
   readonly assess?: (input: AssessInput) => Assessment | Promise<Assessment>;
+  /**
+   * IP intelligence of the client (src/intel/intel.ts client()), signed as location.countryCode,
+   * location.highRiskCountry and threats.<kind>=<source>. Default: none.
+   */
+  readonly clientSignals?: (req: RequestContext) => ClientSignals;
+}
+
+export interface ClientSignals {
+  readonly country: string | null;
+  readonly highRiskCountry: boolean;
+  readonly threats: Readonly<Partial<Record<ThreatName, string>>> | null;
 }
 
 export interface VerifyRouteOptions {
@@ -107,12 +118,15 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   const verified = (req: RequestContext, key: ApiKey, body: VerifyBody, result: VerifiedChallenge, enriched: Enriched): Reply => {
     const { penalty, assessment } = enriched;
     const origin = requestOrigin(req);
+    const client = deps.clientSignals?.(req) ?? null;
+    if (client !== null) req.clientSignals = client;
     let serverKey = serverKeys.get(key);
     if (!serverKey) serverKeys.set(key, (serverKey = prepareServerKey(key.secret, o.signatureAlgorithm)));
     const server = createServerPayload({
       apiKeyId: key.id, key: serverKey, algorithm: o.signatureAlgorithm, score: assessment.score,
       reasons: assessment.reasons, fields: body.fields, ipAddress: o.anonymizeIp ? anonymizeIp(req.ip) : req.ip, origin,
       challengeAlgorithm: result.algorithm, penalty, params: result.params, timeZone: body.timeZone,
+      countryCode: client?.country, highRiskCountry: client?.highRiskCountry, threats: client?.threats,
       extra: assessment.extra ?? null, ttlMs: o.serverPayloadTtlMs,
     });
     const classification = classify(server.score);

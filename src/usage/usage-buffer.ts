@@ -79,6 +79,9 @@ export interface RequestLogInput {
   readonly path: string;
   readonly status: number;
   readonly durationMs: number;
+  readonly country?: string | null;
+  /** Threat kinds, comma-separated. */
+  readonly threats?: string | null;
   /** Epoch ms; default now. */
   readonly time?: number;
 }
@@ -371,6 +374,8 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
         path: entry.path.length > MAX_PATH ? entry.path.slice(0, MAX_PATH) : entry.path,
         status: entry.status,
         durationMs: Math.round(entry.durationMs * 1000) / 1000,
+        country: entry.country ?? null,
+        threats: entry.threats ?? null,
       });
       logSeqEnd++;
       if (pendingLogs() > o.maxBufferedLogs) {

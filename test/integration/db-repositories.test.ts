@@ -1,6 +1,7 @@
 // The repository suite, run against the embedded PGlite (through its socket server) and the real
 // PostgreSQL (a fresh schema per run, dropped after).
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createAccount, ensureDefaultAccount, findAccount, listAccounts } from '../../src/db/accounts.js';
 import { findApiKey, freeKeyExists, listApiKeys } from '../../src/db/api-keys.js';
@@ -9,7 +10,7 @@ import { listKeyAudit } from '../../src/db/key-audit.js';
 import { migrate } from '../../src/db/migrate.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { getPlan, listPlans, setPlan } from '../../src/db/plans.js';
-import { deleteOldRequestLogs, insertRequestLogs, listRequestLogs, verifyRequestLog } from '../../src/db/request-logs.js';
+import { deleteOldRequestLogs, insertRequestLogs, listRequestLogs, requestLogHmac, verifyRequestLog } from '../../src/db/request-logs.js';
 import { accountRequests, keyUsage, pruneUsageFlushes, writeUsageBatch, type UsageBatch } from '../../src/db/usage.js';
 import {
   createApiKey, findKeyIdBySecret, loadApiKey, revokeApiKey, rotateApiKeySecret, updateApiKey,
@@ -279,6 +280,25 @@ for (const kind of ['pglite', 'postgres'] as DbKind[]) {
       await assert.rejects(deleteOldRequestLogs(sql(), -1), /non-negative/);
     });
 
+    it('request logs: country and threat kinds are stored and covered by the HMAC; rows without them keep the old HMAC', async () => {
+      const secret = 'embedded-db-hmac-secret-0123456789';
+      const time = Date.UTC(2024, 5, 2);
+      const plain = { time, apiKeyId: 'key_intel', accountId, ip: '203.0.113.0', method: 'GET', path: '/v1/challenge', status: 200, durationMs: 1 };
+      // The HMAC of a row written before migration 003 (eight columns).
+      const before = createHmac('sha256', secret).update(JSON.stringify([
+        new Date(time).toISOString(), 'key_intel', accountId, '203.0.113.0', 'GET', '/v1/challenge', 200, 1,
+      ])).digest('hex');
+      assert.equal(requestLogHmac(plain, secret), before);
+      await insertRequestLogs(sql(), [plain, { ...plain, time: time + 1, path: '/v1/verify', country: 'DE', threats: 'malicious,proxy' }], secret);
+      const rows = await listRequestLogs(sql(), { apiKeyId: 'key_intel' });
+      assert.deepEqual(rows.map((r) => [r.path, r.country, r.threats]), [['/v1/verify', 'DE', 'malicious,proxy'], ['/v1/challenge', null, null]]);
+      assert.equal(rows[1]!.hmac, before);
+      assert.ok(rows.every((r) => verifyRequestLog(r, secret)));
+      await sql()`update request_logs set threats = 'proxy' where api_key_id = 'key_intel' and path = '/v1/verify'`;
+      const tampered = (await listRequestLogs(sql(), { apiKeyId: 'key_intel' })).find((r) => r.path === '/v1/verify')!;
+      assert.equal(verifyRequestLog(tampered, secret), false);
+    });
+
     it('request logs: hostile strings and large batches are stored exactly as given', async () => {
       const secret = 'embedded-db-hmac-secret-0123456789';
       const time = Date.UTC(2024, 5, 1, 12, 0, 0, 123);
@@ -286,9 +306,11 @@ for (const kind of ['pglite', 'postgres'] as DbKind[]) {
       const hostile = paths.map((path, i) => ({
         time: time + i, apiKeyId: 'key_hostile', accountId: i % 2 === 0 ? null : 'NULL', ip: i % 3 === 0 ? null : '"{,}"',
         method: i % 2 === 0 ? 'GET' : 'POST', path, status: 200 + i, durationMs: i + 0.125,
+        country: i % 2 === 0 ? null : 'NULL', threats: i % 3 === 0 ? null : '"{,}"',
       }));
       const many = Array.from({ length: 6000 }, (_, i) => ({
         time: time - 1000 - i, apiKeyId: 'key_many', accountId: null, ip: null, method: 'GET', path: `/p/${i}`, status: 200, durationMs: 1,
+        country: null, threats: null,
       }));
       await insertRequestLogs(sql(), [...hostile, ...many], secret);
       const stored = await listRequestLogs(sql(), { apiKeyId: 'key_hostile' });

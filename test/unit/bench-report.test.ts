@@ -48,3 +48,35 @@ test('bench report: a stocked-pool result from before the pairing (no lRps) stil
   const line = renderSection(new Map([['S4', s4(old)]])).split('\n').find((l) => l.startsWith('Stocked pool'));
   assert.match(line ?? '', /: production 20,220 req\/s \(÷ L 0\.42, 0 takes found a pool empty\)\.$/);
 });
+
+function s1(intelRatio: number | null | undefined): ResultsFile {
+  const target = (kind: string, config: string | null, rps: number) => ({
+    id: config ? `palisade:${config}` : kind, kind, config, rps, vsL: kind === 'L' ? null : 0.5, vsP: null, wrkRps: null, wrkVsL: null,
+    latencyRate: rps / 2, troubled: 0, latency: { p50: 1, p99: 2, max: 3 }, paced: { p50: 1, p99: 2, max: 3 },
+  });
+  return {
+    kind: 'scenario', date: '2026-11-25T09:00:00.000Z', machine, options, generatorCheck: null,
+    result: {
+      id: 'S1', title: 'GET /v1/challenge (default policy)', skipped: null, loadBefore: [1, 1, 1], loadAfter: [2, 2, 2],
+      targets: [target('palisade', 'production', 20_000), target('palisade', 'production-nointel', 21_000), target('L', null, 40_000)],
+      derivation: null, stockedPool: null, floodRatio: null, checks: [], ...(intelRatio === undefined ? {} : { intelRatio }),
+    },
+  } as unknown as ResultsFile;
+}
+
+test('bench report: S1 shows IP intelligence on ÷ off; results written before it (no intelRatio) render without the line', () => {
+  const text = renderSection(new Map([['S1', s1(0.95)]]));
+  assert.ok(text.includes('| Palisade production-nointel | 21,000 |'), text);
+  assert.equal(text.split('\n').find((l) => l.startsWith('IP intelligence')), 'IP intelligence on ÷ off (production ÷ production-nointel): 0.95.');
+  for (const old of [undefined, null]) {
+    assert.equal(renderSection(new Map([['S1', s1(old)]])).split('\n').some((l) => l.startsWith('IP intelligence')), false);
+  }
+});
+
+test('bench report: the S5 inspect scenario renders beside the others', () => {
+  const file = s1(null);
+  const s5 = { ...file, result: { ...file.result, id: 'S5', title: 'GET /v1/inspect (default intelligence)' } } as ResultsFile;
+  const text = renderSection(new Map([['S1', file], ['S5', s5]]));
+  assert.ok(text.includes('### S5: GET /v1/inspect (default intelligence)'), text);
+  assert.ok(text.indexOf('### S1:') < text.indexOf('### S5:'));
+});

@@ -85,6 +85,9 @@ test('verificationData without extra names: written in order, byte for byte what
     penalty: fc.option(fc.oneof(fc.double(), fc.nat()), { nil: undefined }),
     params: fc.option(fc.dictionary(text, text, { maxKeys: 4 }), { nil: null }),
     timeZone: fc.option(fc.oneof(text, fc.constantFrom('Europe/Berlin', 'UTC')), { nil: null }),
+    countryCode: fc.option(fc.oneof(text, fc.constantFrom('DE', 'US')), { nil: null }),
+    highRiskCountry: fc.option(fc.boolean(), { nil: undefined }),
+    threats: fc.option(fc.record({ bot: text, malicious: text, proxy: text, tor: text }, { requiredKeys: [] }), { nil: null }),
     id: fc.base64String({ maxLength: 16 }),
   });
   const key = prepareServerKey(SECRET);
@@ -98,8 +101,12 @@ test('verificationData without extra names: written in order, byte for byte what
   assert.equal(build(fixed).verificationData.replace(/&id=[^&]*/, ''),
     'classification=GOOD&expire=1700000600&origin=https%3A%2F%2Fa.example%3A8443&params.a=2&params.a.b=3&params.z=1' +
     '&score=0.5&time=1700000000&timeZone=America%2FNew_York&verified=true');
-  const withExtra = build({ ...fixed, extra: { 'location.countryCode': 'DE' } }).verificationData;
-  assert.match(withExtra, /&location.countryCode=DE&origin=/);
+  const withExtra = build({ ...fixed, extra: { 'text.language': 'en' } }).verificationData;
+  assert.match(withExtra, /&score=0.5&text.language=en&time=/);
+  // IP intelligence has names of its own, written in order without sorting.
+  const intel = build({ ...fixed, countryCode: 'DE', highRiskCountry: true, threats: { tor: 'tor_exits', malicious: 'firehol_level1' } });
+  assert.match(intel.verificationData, /&id=[^&]*&location.countryCode=DE&location.highRiskCountry=true&origin=/);
+  assert.match(intel.verificationData, /&score=0.5&threats.malicious=firehol_level1&threats.tor=tor_exits&time=/);
 });
 
 test('fieldsHash: altcha-lib verifyFieldsHash agrees; names with commas are left out; missing values are ""', async () => {

@@ -1,6 +1,7 @@
 // Every migration in order. An id is applied once per database (schema_migrations).
 import m001 from './001-initial.js';
 import m002 from './002-own-accounts.js';
+import m003 from './003-request-log-intel.js';
 
 export interface Migration {
   readonly id: number;
@@ -11,4 +12,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { id: 1, name: 'initial', sql: m001 },
   { id: 2, name: 'own-accounts', sql: m002 },
+  { id: 3, name: 'request-log-intel', sql: m003 },
 ]);
