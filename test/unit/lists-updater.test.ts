@@ -5,6 +5,8 @@
 // DATA_DIR without any download; lookups during reloads always see a complete index; HTTP_PROXY is
 // used (and NO_PROXY bypasses it); credentials never reach the logs or the status.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createServer as createHttpsServer } from 'node:https';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -202,7 +204,7 @@ describe('downloaded lists', () => {
     writeFileSync(listPaths(dir, 'kept').file, OLD);
     const index = createThreatIndex({
       dataDir: dir, logger,
-      sources: [{ name: 'kept', kind: 'tor', url: 'http://192.0.2.1/never', schedule: '0 0 1 1 *' }, { name: 'absent', kind: 'proxy', url: 'http://192.0.2.1/never', schedule: '0 0 1 1 *' }],
+      sources: [{ name: 'kept', kind: 'tor', url: 'http://127.0.0.1:9/never', schedule: '0 0 1 1 *' }, { name: 'absent', kind: 'proxy', url: 'http://127.0.0.1:9/never', schedule: '0 0 1 1 *' }],
     });
     assert.equal(index.match('203.0.113.1'), 0, 'nothing before loading');
     await index.reloadAll();
@@ -222,7 +224,7 @@ describe('downloaded lists', () => {
     const A = `${filler}\n203.0.113.0/24\n2001:db8:1::/48\n`;
     const B = `${filler}\n198.51.100.0/24\n2001:db8:2::/48\n`;
     writeFileSync(file, A);
-    const index = createThreatIndex({ dataDir: dir, logger, sources: [{ name: 'swap', kind: 'malicious', url: 'http://192.0.2.1/x', schedule: '0 0 1 1 *' }] });
+    const index = createThreatIndex({ dataDir: dir, logger, sources: [{ name: 'swap', kind: 'malicious', url: 'http://127.0.0.1:9/x', schedule: '0 0 1 1 *' }] });
     await index.reloadAll();
     let stop = false;
     let lookups = 0;
@@ -250,6 +252,38 @@ describe('downloaded lists', () => {
     assert.deepEqual([...seen].sort(), ['A', 'B']);
     assert.ok(lookups > 1000, `lookups: ${lookups}`);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('TLS_EXTRA_CA_CERTS: an HTTPS list signed by a private CA downloads with the CA file and is refused without it', async () => {
+    const dir = freshDir();
+    const { logger } = capture();
+    // A CA and a server certificate for 127.0.0.1, made here with openssl.
+    const pki = mkdtempSync(join(tmpdir(), 'palisade-ca-'));
+    const run = (...args: string[]) => execFileSync('openssl', args, { cwd: pki, stdio: 'ignore' });
+    run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=Palisade test CA');
+    run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+    writeFileSync(join(pki, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+    run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'ext.cnf');
+    const https = createHttpsServer({ key: readFileSync(join(pki, 'server.key')), cert: readFileSync(join(pki, 'server.pem')) }, (_req, res) => res.end(NEW));
+    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(https.address() as { port: number }).port}/tls.netset`;
+    const src: ListSource = { name: 'tls', url, schedule: '0 0 1 1 *', sizeLimit: 1024 * 1024, maxEntries: 1000, countEntries: countListLines, meta: { kind: 'malicious' } };
+    try {
+      const untrusted = outbound();
+      const refused = createListUpdater([src], { dataDir: dir, outbound: untrusted, timeoutMs: 3000, logger, onUpdated: () => {} });
+      assert.deepEqual(await refused.update('tls'), { ok: false, reason: 'network' }, 'a certificate from an unknown CA is refused');
+      assert.equal(existsSync(listPaths(dir, 'tls').file), false);
+      await untrusted.close();
+      const trusted = outbound({ caFile: join(pki, 'ca.pem') });
+      const ok = createListUpdater([src], { dataDir: dir, outbound: trusted, timeoutMs: 3000, logger, onUpdated: () => {} });
+      assert.deepEqual(await ok.update('tls'), { ok: true, entries: 2 });
+      assert.equal(readFileSync(listPaths(dir, 'tls').file, 'utf8'), NEW);
+      await trusted.close();
+    } finally {
+      https.close();
+      rmSync(pki, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('HTTP_PROXY carries the download (CONNECT); NO_PROXY bypasses it', async () => {
