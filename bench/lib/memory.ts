@@ -8,7 +8,7 @@
 // the run. Growth over the run is read off a Theil–Sen line through every sample after the first
 // tenth (warm-up: JIT, pools, caches), from the end of the warm-up to the end of the run: a leak
 // tilts it, V8 shrinking and regrowing its heap once does not. (The comparison of the last tenth's
-// mean with the second tenth's is kept beside it: in session 8's run one heap shrink inside the
+// mean with the second tenth's is kept beside it: in the 2026-11-22 run one heap shrink inside the
 // second tenth made it read +20% for a worker whose memory was flat or falling for the last 400 s.)
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -152,7 +152,7 @@ function scenarioBlock(f: ResultsFile): string[] {
   }
   const stocked = r.stockedPool ?? null; // absent from results written before it was measured
   if (stocked) {
-    // lRps (the L bursts of the configuration's own minutes) is absent from results written before session 7.
+    // lRps (the L bursts of the configuration's own minutes) is absent from results written before 2026-11-22.
     const configs = Object.entries(stocked.configs)
       .map(([c, v]) => `${c} ${fmt(v!.rps)} req/s (÷ L ${v!.vsL ?? '—'}${v!.lRps === undefined ? '' : ` against L's ${fmt(v!.lRps)} req/s between its bursts`}, ` +
         `${plural(v!.missed, 'take')} found a pool empty)`).join(', ');

