@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { addressKey, compareWords, newAddressKey } from '../lists/range-set.js';
+import { addressKey, compareWords, lastAtOrBelow4, lastAtOrBelow6, newAddressKey } from '../lists/range-set.js';
 
 export interface AsnArrays {
   readonly v4Start: Uint32Array;
@@ -71,29 +71,6 @@ export class AsnIndex {
     return answer;
   }
 }
-
-function lastAtOrBelow4(starts: Uint32Array, x: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (starts[mid]! <= x) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
-  }
-  return found;
-}
-
-function lastAtOrBelow6(starts: Uint32Array, w: Uint32Array): number {
-  let lo = 0;
-  let hi = starts.length / 4 - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareWords(starts, mid * 4, w) <= 0) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
-  }
-  return found;
-}
-
 
 /** The CSV files of the embedded ASN data. */
 export function embeddedAsnFiles(): { v4: string; v6: string } {

@@ -46,30 +46,39 @@ export class RangeSet {
 
   /** `ip` as a uint32. */
   hasV4(ip: number): boolean {
-    const starts = this.#a.v4Start;
-    let lo = 0;
-    let hi = this.#n4 - 1;
-    // Last range whose start ≤ ip.
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (starts[mid]! <= ip) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
-    }
+    const found = lastAtOrBelow4(this.#a.v4Start, ip);
     return found >= 0 && this.#a.v4End[found]! >= ip;
   }
 
   /** `w` = 4 big-endian words. */
   hasV6(w: Uint32Array): boolean {
-    const starts = this.#a.v6Start;
-    let lo = 0;
-    let hi = this.#n6 - 1;
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareWords(starts, mid * 4, w) <= 0) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
-    }
+    const found = lastAtOrBelow6(this.#a.v6Start, w);
     return found >= 0 && compareWords(this.#a.v6End, found * 4, w) >= 0;
   }
+}
+
+/** Index of the last of the sorted `starts` at or below `x`, or -1 (binary search). */
+export function lastAtOrBelow4(starts: Uint32Array, x: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (starts[mid]! <= x) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+  }
+  return found;
+}
+
+/** The same over sorted 4-word (IPv6) starts: index of the last at or below `w`, or -1. */
+export function lastAtOrBelow6(starts: Uint32Array, w: Uint32Array): number {
+  let lo = 0;
+  let hi = starts.length / 4 - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareWords(starts, mid * 4, w) <= 0) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+  }
+  return found;
 }
 
 /** -1, 0, 1 as a[at..at+3] is below, equal to or above w. */
