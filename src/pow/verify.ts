@@ -53,7 +53,6 @@ export interface VerifyDeps {
   readonly now?: () => number;
 }
 
-export const DEFAULT_USED_CHALLENGE_TTL_MS = 4 * 3_600_000;
 /** How far past the longest policy expiry a v1 salt may claim before it reads as forged. */
 const CLOCK_TOLERANCE_MS = 5 * 60_000;
 
@@ -224,7 +223,6 @@ function v1Params(query: string): Record<string, string> {
 function until(deps: VerifyDeps, expiresAt: number, now: number): number {
   return claimUntil(expiresAt * 1000, now, deps.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS);
 }
-
 
 function success(version: 1 | 2, algorithm: string, apiKeyId: string, params: Record<string, string>, expiresAt: number): VerifiedChallenge {
   return { verified: true, version, algorithm, apiKeyId, params, expiresAt };
