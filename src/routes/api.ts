@@ -126,7 +126,7 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
   }, {
     publicBaseUrl: `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`,
     maxMemoryBytes: config.POW_MAX_MEMORY,
-    maxExpiresMs: config.CACHE_DURATION_USED_CHALLENGES * 1000 - clockSkewMs,
+    maxExpiresMs: config.CACHE_DURATION_USED_CHALLENGES - clockSkewMs,
   }));
 
   router.add('POST', '/v1/verify', createVerifyHandler({

@@ -1,0 +1,84 @@
+// A key's classification settings, stored in its challenge policy under "classification"
+// (src/pow/policy.ts validates them when the policy is set; docs/classifier.md):
+//   fields       the widget sends the form's text fields to /v1/verify, which classifies them
+//                (x-altcha-config sentinel.fields); default false
+//   timeZone     the widget sends the browser's time zone (sentinel.timeZone); default: as fields
+//   blockBad     a BAD classification fails verification (verified:false, reason BAD_CLASSIFICATION)
+//                instead of being signed for the site to judge; default false
+//   neutralScore, badScore   the score bands: GOOD < neutralScore ≤ NEUTRAL < badScore ≤ BAD;
+//                default 1 and 2 (PROTOCOL.md section 3)
+//   expectedLanguages, disableRules   as in a /v1/classifier request, for every classification of the key
+import { PalisadeError } from '../errors.js';
+
+export interface ClassificationPolicy {
+  readonly fields: boolean;
+  readonly timeZone: boolean;
+  readonly blockBad: boolean;
+  readonly neutralScore: number;
+  readonly badScore: number;
+  readonly expectedLanguages: readonly string[] | null;
+  readonly disableRules: ReadonlySet<string>;
+}
+
+export const DEFAULT_BANDS = Object.freeze({ neutralScore: 1, badScore: 2 });
+
+export const DEFAULT_CLASSIFICATION_POLICY: ClassificationPolicy = Object.freeze({
+  fields: false, timeZone: false, blockBad: false, ...DEFAULT_BANDS, expectedLanguages: null, disableRules: new Set<string>(),
+});
+
+const FIELDS = new Set(['fields', 'timeZone', 'blockBad', 'neutralScore', 'badScore', 'expectedLanguages', 'disableRules']);
+
+/** The policy's classification settings (the defaults when it has none); POLICY_INVALID naming what is wrong. */
+export function parseClassificationPolicy(stored: Readonly<Record<string, unknown>> | null, ruleNames: ReadonlySet<string>): ClassificationPolicy {
+  const c = stored?.classification;
+  if (c === undefined) return DEFAULT_CLASSIFICATION_POLICY;
+  if (c === null || typeof c !== 'object' || Array.isArray(c)) invalid('classification must be an object');
+  const s = c as Record<string, unknown>;
+  for (const name of Object.keys(s)) if (!FIELDS.has(name)) invalid(`classification: unknown field "${name}"`);
+  const fields = bool(s, 'fields') ?? false;
+  const neutralScore = score(s, 'neutralScore') ?? DEFAULT_BANDS.neutralScore;
+  const badScore = score(s, 'badScore') ?? Math.max(DEFAULT_BANDS.badScore, neutralScore);
+  if (badScore < neutralScore) invalid('classification: badScore must not be below neutralScore');
+  let expectedLanguages: string[] | null = null;
+  if (s.expectedLanguages !== undefined) {
+    const v = s.expectedLanguages;
+    if (!Array.isArray(v) || v.length > 50 || !v.every((l) => typeof l === 'string' && /^[a-z]{2}$/.test(l))) {
+      invalid('classification: expectedLanguages must be an array of ISO 639-1 codes (lower case)');
+    }
+    expectedLanguages = v as string[];
+  }
+  const disableRules = new Set<string>();
+  if (s.disableRules !== undefined) {
+    const v = s.disableRules;
+    if (!Array.isArray(v) || v.length > 200 || !v.every((r) => typeof r === 'string')) invalid('classification: disableRules must be an array of rule names');
+    const unknown = (v as string[]).filter((r) => !ruleNames.has(r));
+    if (unknown.length > 0) invalid(`classification: disableRules names unknown rules: ${unknown.slice(0, 10).map((r) => JSON.stringify(r.slice(0, 40))).join(', ')}`);
+    for (const r of v as string[]) disableRules.add(r);
+  }
+  return Object.freeze({
+    fields, timeZone: bool(s, 'timeZone') ?? fields, blockBad: bool(s, 'blockBad') ?? false, neutralScore, badScore, expectedLanguages, disableRules,
+  });
+}
+
+/** The classification of `score` under the bands. */
+export function band(score: number, p: Pick<ClassificationPolicy, 'neutralScore' | 'badScore'>): 'GOOD' | 'NEUTRAL' | 'BAD' {
+  return score < p.neutralScore ? 'GOOD' : score < p.badScore ? 'NEUTRAL' : 'BAD';
+}
+
+function bool(s: Record<string, unknown>, name: string): boolean | undefined {
+  const v = s[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') invalid(`classification: ${name} must be true or false`);
+  return v;
+}
+
+function score(s: Record<string, unknown>, name: string): number | undefined {
+  const v = s[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 100) invalid(`classification: ${name} must be a number in (0, 100]`);
+  return v;
+}
+
+function invalid(detail: string): never {
+  throw new PalisadeError('POLICY_INVALID', `challenge policy: ${detail}`);
+}
