@@ -9,6 +9,7 @@ COPY src ./src
 COPY scripts ./scripts
 COPY test ./test
 COPY bench ./bench
+COPY eval ./eval
 # Builds the addon (install script) and the TypeScript (prepare), then drops dev dependencies.
 RUN npm ci && npm prune --omit=dev
 
