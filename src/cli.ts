@@ -6,8 +6,8 @@
 // (environment, SECRET_SEED, else DATA_DIR/secrets.json), so derived key secrets agree; a seed that
 // disagrees with secrets.json is refused as the service refuses it, and the CLI never rotates.
 //
-// The CLI is a process entry point: like src/config.ts it reads the environment, in one place
-// (configFromEnvironment), through the service's own loadConfig.
+// The environment is read through the service's own loadConfig (configFromEnvironment), the flags
+// given as overrides.
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
@@ -21,7 +21,7 @@ import { isUniqueViolation, openDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { listPlans, setPlan } from './db/plans.js';
 import { accountRequests, keyUsage } from './db/usage.js';
-import { dataPath, loadConfig, type Config } from './config.js';
+import { dataPath, loadConfig, type Config } from './config/index.js';
 import { createApiKey, loadApiKey, revokeApiKey, rotateApiKeySecret } from './keys/api-keys.js';
 import { reassignHostname, releaseHostname } from './keys/hostname-claims.js';
 import { createKeySecrets, deriveApiKeySecretKey, isKeyId, type KeySecrets } from './keys/secrets.js';
@@ -220,12 +220,12 @@ function stateCommand(config: Config, json: boolean): number {
   }
 }
 
-/** The one place the CLI reads the environment: the service's configuration, flags applied. */
+/** The service's configuration from the environment, flags applied. */
 function configFromEnvironment(flags: Flags): Config {
-  const env = { ...process.env };
-  if (flags.dataDir !== undefined) env.DATA_DIR = flags.dataDir;
-  if (flags.postgresUrl !== undefined) env.POSTGRES_URL = flags.postgresUrl;
-  return loadConfig({ env, persistSecrets: false, detectedCpus: 1 });
+  const overrides: { DATA_DIR?: string; POSTGRES_URL?: string } = {};
+  if (flags.dataDir !== undefined) overrides.DATA_DIR = flags.dataDir;
+  if (flags.postgresUrl !== undefined) overrides.POSTGRES_URL = flags.postgresUrl;
+  return loadConfig({ overrides, persistSecrets: false, detectedCpus: 1 });
 }
 
 async function connect(config: Config): Promise<{ db: Database; embedded: EmbeddedDatabase | null }> {

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { ensureDefaultAccount } from '../../src/db/accounts.js';
 import { openDatabase, type Sql } from '../../src/db/client.js';
 import { createApiKey, type NewApiKey } from '../../src/keys/api-keys.js';
