@@ -17,7 +17,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PalisadeError } from '../errors.js';
-import { CLAIM_EXPIRED, CLAIM_FULL, ClaimStore, SHM_BUSY, SHM_FULL, SHM_MISSING, ShmTable } from '../native.js';
+import { CLAIM_EXPIRED, CLAIM_FULL, ClaimStore, SHM_BUSY, SHM_FULL, SHM_MISSING, ShmTable } from '../native/index.js';
 import type { RateRule } from '../parse.js';
 import {
   checkCount, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type CountResult, type HitResult, type StateStore,
