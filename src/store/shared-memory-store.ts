@@ -21,8 +21,8 @@ import { CLAIM_EXPIRED, CLAIM_FULL, ClaimStore, SHM_BUSY, SHM_FULL, SHM_MISSING,
 import type { RateRule } from '../parse.js';
 import {
   checkCount, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type CountResult, type HitResult, type StateStore,
+  type StoreLogger,
 } from './state-store.js';
-import type { StoreLogger } from './redis-store.js';
 
 export interface SharedMemoryStoreOptions {
   /** Soft-state slots in the file, 16 bytes each. Default 1,048,576 (a 16 MiB file). */
