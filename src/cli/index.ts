@@ -111,24 +111,14 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`unexpected argument ${positionals[1]}\n\n${USAGE}`);
       return 2;
     }
-    try {
-      return stateCommand(configFromEnvironment(flags), flags.json);
-    } catch (err) {
-      console.error(`error: ${(err as Error).message}`);
-      return 1;
-    }
+    return withoutDatabase(flags, stateCommand);
   }
   if (positionals[0] === 'threats') {
     if (positionals[1] !== 'status' || positionals.length > 2) {
       console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
       return 2;
     }
-    try {
-      return threatsStatusCommand(configFromEnvironment(flags), flags.json);
-    } catch (err) {
-      console.error(`error: ${(err as Error).message}`);
-      return 1;
-    }
+    return withoutDatabase(flags, threatsStatusCommand);
   }
   const command = DATABASE_COMMANDS.get(positionals.slice(0, 2).join(' '));
   if (command === undefined) {
@@ -163,6 +153,16 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     await handle?.db.close().catch(() => undefined);
     await handle?.embedded?.close().catch(() => undefined);
+  }
+}
+
+/** A command that reads the service's files, not its database: its exit status, 1 when it throws. */
+function withoutDatabase(flags: Flags, command: (config: Config, json: boolean) => number): number {
+  try {
+    return command(configFromEnvironment(flags), flags.json);
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}`);
+    return 1;
   }
 }
 
