@@ -1,5 +1,5 @@
 // JavaScript binding of the claim store (claim-store.h holds the format and the rules).
-// src/native.ts validates every argument; this side only checks types and reports through a
+// src/native/ validates every argument; this side only checks types and reports through a
 // Float64Array handed over once, so a claim allocates nothing.
 #include "claim-binding.h"
 

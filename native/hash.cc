@@ -1,5 +1,5 @@
 // N-API surface of the hashing primitives (sha2.cc) plus hex and constant-time compare; the async
-// derivations are in derive-async.cc. src/native.ts validates every argument before it crosses;
+// derivations are in derive-async.cc. src/native/ validates every argument before it crosses;
 // the checks here (napi-args.cc) only guarantee that a wrong call throws instead of touching memory
 // it does not own. Outputs go into caller-provided buffers, so the hot paths allocate nothing here.
 #include "hash.h"

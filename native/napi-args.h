@@ -1,7 +1,7 @@
 #pragma once
 // Argument readers for the hashing bindings. Each returns false after throwing a TypeError
 // (code ERR_INVALID_ARG_TYPE) into the env, so a wrong call never touches memory it does not own;
-// src/native.ts has already validated, so these only guard the boundary. See napi-args.cc.
+// src/native/ has already validated, so these only guard the boundary. See napi-args.cc.
 #include <napi.h>
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // JavaScript binding of the shared-memory table (shm-table.h holds the format and the rules).
-// src/native.ts validates every argument; this side only checks types, hashes the id's UTF-16 code
+// src/native/ validates every argument; this side only checks types, hashes the id's UTF-16 code
 // units (exact for any string, lone surrogates included) and reports through a Float64Array the
 // caller hands over once, so a call allocates nothing.
 #include "shm-store.h"

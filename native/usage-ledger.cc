@@ -2,7 +2,7 @@
 // src/usage/usage-ledger.ts and src/usage/ledger-cells.ts): a MAP_SHARED mapping that JavaScript
 // reads and writes through typed arrays, so counting a request is a plain store with no call into
 // C++; and byte-range locks that the kernel releases when their process dies, which is how an
-// owner of a region is told apart from a dead one. src/native.ts validates every argument.
+// owner of a region is told apart from a dead one. src/native/ validates every argument.
 #include "usage-ledger.h"
 
 #include <fcntl.h>

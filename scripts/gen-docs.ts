@@ -1,9 +1,9 @@
-// Generates docs/errors.md and docs/configuration.md from the code (src/errors.ts, src/config.ts).
+// Generates docs/errors.md and docs/configuration.md from the code (src/errors.ts, src/config/).
 //   npm run docs        writes both files
 // test/unit/docs.test.ts fails when a committed file differs from what this produces.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ERRORS } from '../src/errors.js';
-import { VARIABLES } from '../src/config.js';
+import { VARIABLES } from '../src/config/index.js';
 
 export function errorsMarkdown(): string {
   const rows = Object.entries(ERRORS)
@@ -32,7 +32,7 @@ export function configurationMarkdown(): string {
 const CONFIG_INTRO = [
     '# Configuration',
     '',
-    'Palisade is configured only through environment variables (generated from `src/config.ts` by',
+    'Palisade is configured only through environment variables (generated from `src/config/` by',
     '`npm run docs`; a test keeps the two in step). Every variable also accepts `NAME_FILE`: the value',
     'is read from that file (a trailing newline is dropped). All problems are reported together at',
     'start-up, before anything listens, and the process exits with status 78.',

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { anonymizeIp } from './ip.js';
 import { monitoringAccess } from './http/monitoring.js';
 import { Router } from './http/router.js';

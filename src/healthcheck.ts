@@ -1,6 +1,6 @@
 // Container health check: exits 0 when GET /.live answers 200 on this machine, 1 otherwise.
 // Sends Basic credentials when MONITORING_HTTP_CREDENTIALS is set, so it works either way.
-import { healthcheckSettings } from './config.js';
+import { healthcheckSettings } from './config/index.js';
 
 const { port, basePath, credentials, tls } = healthcheckSettings();
 const headers: Record<string, string> = {};

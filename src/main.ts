@@ -2,7 +2,7 @@
 // first start), hosts the embedded database and supervises the workers; each worker serves HTTP.
 // WORKERS=0 runs everything in this one process.
 import cluster from 'node:cluster';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, workerSlot, type Config } from './config/index.js';
 import { createLogger, type Logger } from './log.js';
 import { startApp, type App } from './app.js';
 import { publicTrustedRanges } from './http/client-ip.js';
@@ -145,7 +145,7 @@ async function runWorker(config: Config): Promise<void> {
   const link = new PrimaryLink();
   let tapOn = false;
   const logger = createLogger({
-    level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { worker: Number(process.env.PALISADE_WORKER ?? 0) },
+    level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { worker: workerSlot() },
     tap: (line) => { if (tapOn) link.send({ t: 'log', line }); },
   });
   link.on((m) => { if (m.t === 'logs-tap') tapOn = m.on; });

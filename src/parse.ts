@@ -1,5 +1,5 @@
 // Value parsers for configuration: each takes the raw string and returns the value or throws a
-// plain Error whose message says what is wrong (config.ts collects them into one report).
+// plain Error whose message says what is wrong (src/config/load.ts collects them into one report).
 import { BlockList, isIP } from 'node:net';
 
 const DURATION_UNITS: Record<string, number> = {

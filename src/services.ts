@@ -1,7 +1,7 @@
 // What a serving process holds besides its HTTP server: the state store, the database pool, the
 // API-key cache, the usage buffer, the proof-of-work secrets and challenge pool. Opened once per
 // worker (or once with WORKERS=0) and closed in the reverse order on shutdown.
-import { type Config, dataPath } from './config.js';
+import { type Config, dataPath } from './config/index.js';
 import { openDatabase, type Database } from './db/client.js';
 import { accountRequests, writeUsageBatch } from './db/usage.js';
 import { findApiKeyIdBySecretHash } from './db/api-keys.js';

@@ -7,8 +7,9 @@ import type { Scenario } from '../scenarios/scenario.js';
 import { BENCH_ORIGIN, type KeyName } from './keys.js';
 import { runLoad, type LoadResult, type RequestSpec } from './load.js';
 import { runPaced } from './paced.js';
-import { buildFeed, prepareFeed, solvePayload, verifyBody, type Feed } from './payloads.js';
+import { buildFeed, prepareFeed, solvePayload, verifyBody } from './payloads.js';
 import type { Target } from './targets.js';
+import type { Feed } from './types.js';
 
 export interface DriverContext {
   readonly connections: number;

@@ -7,8 +7,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Options, type RequestOptions, type Result } from 'autocannon';
-import type { Feed } from './payloads.js';
 import { round } from './stats.js';
+import type { Feed } from './types.js';
 
 /** bench/lib/feed-request.cjs in the source tree (tsc does not copy .cjs files into dist). */
 export const FEED_MODULE = join(fileURLToPath(new URL('../../../', import.meta.url)), 'bench', 'lib', 'feed-request.cjs');

@@ -4,18 +4,7 @@
 // (bench/lib/feed-request.cjs), so every request of a run is a first use.
 import { deriveKeySync, POW_ALGORITHMS, type PowAlgorithm } from '../../src/pow/derive.js';
 import { collectBodies } from './load.js';
-
-/** Bodies back to back in shared memory; `next` counts claims (see feed-request.cjs). */
-export interface Feed {
-  readonly data: SharedArrayBuffer;
-  /** Int32Array of count + 1 offsets into data. */
-  readonly offsets: SharedArrayBuffer;
-  /** Int32Array(1): the next body to claim. */
-  readonly next: SharedArrayBuffer;
-  readonly count: number;
-  /** The last body is meant to be sent again and again (L's stand-in body), not a used-up feed. */
-  readonly repeat?: boolean;
-}
+import type { Feed } from './types.js';
 
 interface ChallengeParameters {
   readonly algorithm: string;

@@ -1,8 +1,8 @@
 // Server processes under test: spawn with a given environment on a free port, wait until an HTTP
 // path answers, stop (SIGTERM, then SIGKILL), and read the workers' RSS from /proc.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { openSync, readdirSync, readFileSync, closeSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { openSync, readFileSync, closeSync } from 'node:fs';
+import { baseEnv, childPids, freePort, pollUntilReady, stopChild } from '../../test/helpers/child-process.js';
 
 export interface ServerProcess {
   readonly name: string;
@@ -39,17 +39,6 @@ process.on('exit', () => {
   for (const s of live) if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGTERM');
 });
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts `node <script>` with PORT set. stdout goes to /dev/null: a production access log is
  * written in full (that is its cost) but not read back, so the runner spends no CPU on it.
@@ -58,7 +47,7 @@ export async function spawnServer(options: SpawnOptions): Promise<ServerProcess>
   const port = await freePort();
   const devNull = openSync('/dev/null', 'w');
   const proc = spawn(process.execPath, [options.script], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env, PORT: String(port) },
+    env: { ...baseEnv(), ...options.env, PORT: String(port) },
     stdio: ['ignore', devNull, 'pipe'],
   });
   closeSync(devNull);
@@ -68,7 +57,7 @@ export async function spawnServer(options: SpawnOptions): Promise<ServerProcess>
     tail.push(...chunk.split('\n').filter((l) => l !== ''));
     if (tail.length > TAIL_LINES) tail.splice(0, tail.length - TAIL_LINES);
   });
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const server: ServerProcess = {
     name: options.name,
     port,
@@ -78,28 +67,18 @@ export async function spawnServer(options: SpawnOptions): Promise<ServerProcess>
     workerPids: () => childPids(proc.pid!),
     async stop() {
       live.delete(server);
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
+      await stopChild(proc, exited);
     },
   };
   live.add(server);
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  for (;;) {
-    if (proc.exitCode !== null || proc.signalCode !== null) {
-      throw new Error(`${options.name} exited with ${proc.exitCode ?? proc.signalCode} during start-up:\n${server.stderrTail()}`);
-    }
-    try {
-      const res = await fetch(server.url + (options.readyPath ?? '/'));
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) {
-      await server.stop();
-      throw new Error(`${options.name} did not answer ${options.readyPath ?? '/'} within ${options.timeoutMs ?? 60_000} ms:\n${server.stderrTail()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  const state = await pollUntilReady(server.url + (options.readyPath ?? '/'), proc, deadline, 100);
+  if (state === 'exited') {
+    throw new Error(`${options.name} exited with ${proc.exitCode ?? proc.signalCode} during start-up:\n${server.stderrTail()}`);
+  }
+  if (state === 'timeout') {
+    await server.stop();
+    throw new Error(`${options.name} did not answer ${options.readyPath ?? '/'} within ${options.timeoutMs ?? 60_000} ms:\n${server.stderrTail()}`);
   }
   // Every worker listens on its own; the first answer may come before the last one is up.
   await waitForWorkers(server, Number(options.env.WORKERS ?? 0), deadline);
@@ -111,19 +90,6 @@ async function waitForWorkers(server: ServerProcess, workers: number, deadline: 
     await new Promise((r) => setTimeout(r, 100));
   }
   await new Promise((r) => setTimeout(r, 300));
-}
-
-/** PIDs of the direct children of `pid` (the cluster's workers), from /proc. */
-export function childPids(pid: number): number[] {
-  const out: number[] = [];
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        for (const c of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/)) if (c) out.push(Number(c));
-      } catch { /* task gone */ }
-    }
-  } catch { /* process gone */ }
-  return out.sort((a, b) => a - b);
 }
 
 export interface MemoryUse {

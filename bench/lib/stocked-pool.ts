@@ -16,14 +16,7 @@ import { runLoad, type LoadResult } from './load.js';
 import { metricValue } from './metrics-text.js';
 import { median, ratio } from './stats.js';
 import { startPalisade, type Target } from './targets.js';
-
-export interface StockedPoolPlan {
-  /** CHALLENGE_POOL_SIZE: ready challenges per worker. */
-  readonly size: number;
-  /** Requests of the warm-up burst and of each measured burst, as fractions of all workers' pools together. */
-  readonly warmupShare: number;
-  readonly burstShare: number;
-}
+import type { StockedPoolPlan } from './types.js';
 
 export interface PoolCounters {
   readonly ready: number;

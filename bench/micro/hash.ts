@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hmac, hmacPrepared, hmacPreparedHex, hmacPreparedInto, iteratedSha, pbkdf2, prepareHmacKey, sha } from '../../src/native.js';
+import { hmac, hmacPrepared, hmacPreparedHex, hmacPreparedInto, iteratedSha, pbkdf2, prepareHmacKey, sha } from '../../src/native/index.js';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 3 : 7;

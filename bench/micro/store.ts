@@ -20,6 +20,7 @@ import { parseRateRule } from '../../src/parse.js';
 import { openRedisStore } from '../../src/store/redis-store.js';
 import { openSharedMemoryStore, type SharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import type { StateStore } from '../../src/store/state-store.js';
+import { deleteRedisKeys } from '../../test/helpers/services.js';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 3 : 5;
@@ -227,7 +228,7 @@ async function main(): Promise<void> {
         add('redis', op, 1, await runJob({ store: 'redis', prefix, op, seed: 'r1' }));
         add('redis', op, cores, await inProcesses(cores, { store: 'redis', prefix, op, seed: 'rn' }));
       }
-      await cleanRedis(prefix);
+      await deleteRedisKeys(REDIS_URL, prefix);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -268,18 +269,6 @@ async function main(): Promise<void> {
   writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`wrote ${path}`);
   if (!acceptance.passed) process.exitCode = 1;
-}
-
-async function cleanRedis(prefix: string): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const raw = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
-    if (keys.length > 0) await raw.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await raw.quit();
 }
 
 await main();

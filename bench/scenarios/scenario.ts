@@ -2,7 +2,7 @@
 // configurations, beside which baselines, and which of issue 7's targets apply to it. The runner
 // (bench/run.ts) does the rest the same way for every scenario.
 import type { KeyName } from '../lib/keys.js';
-import type { StockedPoolPlan } from '../lib/stocked-pool.js';
+import type { StockedPoolPlan } from '../lib/types.js';
 
 /**
  * Service configurations (environment on top of the common one in bench/lib/targets.ts):

@@ -10,7 +10,7 @@
 // rotates at 00:00 UTC, so a device key cannot be linked to the same browser on another day (the
 // keys are pseudonymous identifiers, never stored longer than a rule window or PENALTY_TTL anyway);
 // windows keyed by device start afresh at midnight UTC.
-import { hmac, hmacPreparedHex, prepareHmacKey, type PreparedHmacKey } from '../native.js';
+import { hmac, hmacPreparedHex, prepareHmacKey, type PreparedHmacKey } from '../native/index.js';
 import { ipKey } from '../store/limit-key.js';
 
 /**

@@ -47,7 +47,7 @@ export { createPenalties, type Penalties, type PenaltyReason } from './penalty.j
 export { createHeaderEntropy, type HeaderEntropy } from './header-entropy.js';
 export { createAbuseMetrics, type AbuseMetrics, type MaliciousReason, type ThreatKind } from './metrics.js';
 
-/** The configuration the abuse protection reads (names as in src/config.ts). */
+/** The configuration the abuse protection reads (names as in src/config/). */
 export interface AbuseConfig {
   readonly FLOOD_RATE_LIMIT: RateRule | null;
   readonly FLOOD_RATE_LIMIT_KEY: RateRuleKey;

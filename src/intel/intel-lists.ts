@@ -6,7 +6,7 @@
 // A database download is unpacked (a MaxMind .tar.gz holds the .mmdb in a folder) and opened
 // before it replaces the file: anything that is no MMDB is refused as 'invalid' and the previous
 // database stays.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { ListFetchError } from '../lists/fetch-list.js';
 import type { ListSource } from '../lists/list-updater.js';
 import { openMmdb, type GeoDatabaseSource } from './geo.js';

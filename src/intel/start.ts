@@ -2,7 +2,7 @@
 // (downloaded ones from DATA_DIR/lists, then the embedded country database), the embedded ASN index
 // (built in a worker thread after start; until it is ready lookups have no ASN unless a database
 // gives one) and the user-agent list. reload(name) follows the primary's 'list-updated' messages.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { listPaths } from '../lists/list-store.js';
 import { embeddedAsnFiles, loadAsnIndex, type AsnIndex } from './asn-index.js';

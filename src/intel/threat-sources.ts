@@ -61,7 +61,7 @@ function nameFromUrl(url: URL): string {
   return file.replace(/\.[^.]*$/, '').toLowerCase();
 }
 
-/** The configuration a source list is built from (names as in src/config.ts). */
+/** The configuration a source list is built from (names as in src/config/). */
 export interface ThreatSourcesConfig {
   readonly FIREHOL_LEVEL1_URL: string | null;
   readonly FIREHOL_LEVEL1_SCHEDULE: string;

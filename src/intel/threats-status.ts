@@ -2,7 +2,7 @@
 // each, from the status files it writes next to the lists (DATA_DIR/lists/<name>.json). Reads only;
 // the service may be running or not.
 import { Cron } from 'croner';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { listPaths, readStatusSync, redactUrl, type ListError } from '../lists/list-store.js';
 import { threatSources, type ThreatListKind } from './threat-sources.js';
 

@@ -7,7 +7,7 @@ import { scrypt as scryptCb } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import argon2 from 'argon2';
 import { PalisadeError } from '../errors.js';
-import { iteratedSha, iteratedShaAsync, pbkdf2, pbkdf2Async, type HashAlgorithm } from '../native.js';
+import { iteratedSha, iteratedShaAsync, pbkdf2, pbkdf2Async, type HashAlgorithm } from '../native/index.js';
 
 export const POW_ALGORITHMS = [
   'SHA-256', 'SHA-384', 'SHA-512', 'PBKDF2/SHA-256', 'PBKDF2/SHA-384', 'PBKDF2/SHA-512', 'SCRYPT', 'ARGON2ID',

@@ -4,7 +4,7 @@
 // the retention job. Workers connect afterwards (src/services.ts). Without Redis it also keeps the
 // shared-memory store open for its sweep: ended claim buckets are deleted and the next ones
 // prepared here, off the workers' request path.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { migrate } from '../db/migrate.js';

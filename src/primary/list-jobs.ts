@@ -2,7 +2,7 @@
 // only): the threat sources of src/intel/, kept up to date by src/lists/list-updater.ts. After a
 // list file is replaced, `notify(name)` tells the serving processes to reload it ('list-updated'
 // message to every worker; with WORKERS=0 the process's own index).
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { threatSources } from '../intel/threat-sources.js';
 import { intelListSources } from '../intel/intel-lists.js';
 import { countListLines } from '../lists/ip-ranges.js';

@@ -1,6 +1,6 @@
 // Registers the API routes (everything but the operational endpoints) with their dependencies.
 import { hkdfSync } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { AbuseProtection } from '../abuse/index.js';
 import { isPalisadeError, PalisadeError } from '../errors.js';
 import type { Router } from '../http/router.js';

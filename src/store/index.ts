@@ -1,13 +1,14 @@
 // Picks the StateStore: Redis when a URL is configured (state shared between hosts), otherwise the
 // shared-memory file (state shared between the workers of one host).
-import { openRedisStore, type RedisStore, type StoreLogger } from './redis-store.js';
+import { openRedisStore, type RedisStore } from './redis-store.js';
 import { openSharedMemoryStore, type SharedMemoryStore } from './shared-memory-store.js';
+import type { StoreLogger } from './state-store.js';
 
-export type { CountResult, HitResult, StateStore } from './state-store.js';
+export type { CountResult, HitResult, StateStore, StoreLogger } from './state-store.js';
 export { STORE_LIMITS, claimUntil } from './state-store.js';
 export { limitKey, ipKey, type LimitKeyContext } from './limit-key.js';
 export { SharedMemoryStore, type SharedMemoryStats, type ClaimMemoryStats, type Evictions } from './shared-memory-store.js';
-export { RedisStore, type StoreLogger } from './redis-store.js';
+export { RedisStore } from './redis-store.js';
 
 export interface StateStoreOptions {
   /** REDIS_URL; when set the Redis store is used and the shm* options are ignored. Default: unset. */

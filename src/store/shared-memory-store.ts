@@ -17,12 +17,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PalisadeError } from '../errors.js';
-import { CLAIM_EXPIRED, CLAIM_FULL, ClaimStore, SHM_BUSY, SHM_FULL, SHM_MISSING, ShmTable } from '../native.js';
+import { CLAIM_EXPIRED, CLAIM_FULL, ClaimStore, SHM_BUSY, SHM_FULL, SHM_MISSING, ShmTable } from '../native/index.js';
 import type { RateRule } from '../parse.js';
 import {
   checkCount, checkKey, checkPenalty, checkRule, checkTtl, checkUntil, holdMs, type CountResult, type HitResult, type StateStore,
+  type StoreLogger,
 } from './state-store.js';
-import type { StoreLogger } from './redis-store.js';
 
 export interface SharedMemoryStoreOptions {
   /** Soft-state slots in the file, 16 bytes each. Default 1,048,576 (a 16 MiB file). */

@@ -25,6 +25,13 @@
 //   `peek(key, rule)` (no hit counted): marked while `blockedUntil > Date.now()`.
 import type { RateRule } from '../parse.js';
 
+/** What a store needs of a logger (pino's methods fit). */
+export interface StoreLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
 /** Limits both stores enforce, so a configuration that works with one works with the other. */
 export const STORE_LIMITS = {
   /** Longest claim, first-seen or penalty lifetime: 2^36 ms, about 2.2 years. */

@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { lockFileByte, mapSharedFile, reserveFile, unlockFileByte } from '../native.js';
+import { lockFileByte, mapSharedFile, reserveFile, unlockFileByte } from '../native/index.js';
 
 /** Regions (at most this many processes count at once), cells per region, bytes per cell. */
 export const LEDGER_LAYOUT = Object.freeze({ regions: 32, cells: 1024, cellBytes: 512, headerBytes: 4096 });

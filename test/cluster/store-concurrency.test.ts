@@ -9,11 +9,10 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { Redis } from 'ioredis';
 import { parseRateRule } from '../../src/parse.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import type { ChildTask, FromChild, StoreSpec, ToChild } from '../helpers/store-child.js';
-import { REDIS_URL, requireService } from '../helpers/services.js';
+import { deleteRedisKeys, REDIS_URL, requireService } from '../helpers/services.js';
 import { awayFromWindowEnd } from '../helpers/windows.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'store-child.js');
@@ -31,14 +30,7 @@ after(async () => {
   for (const c of live) c.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
   if (!redisUp) return;
-  const raw = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
-    if (keys.length > 0) await raw.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await raw.quit();
+  await deleteRedisKeys(REDIS_URL, prefix);
 });
 
 interface Child {

@@ -8,7 +8,7 @@ import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import {
   HASH_ALGORITHMS, fromHex, hmac, hmacPrepared, hmacPreparedHex, hmacPreparedInto, hmacPreparedVerifyHex,
   iteratedSha, iteratedShaAsync, pbkdf2, pbkdf2Async, prepareHmacKey, sha, timingSafeEqual, toHex,
-} from '../../src/native.js';
+} from '../../src/native/index.js';
 import { deriveKey, deriveKeySync } from '../../src/pow/derive.js';
 
 const bytes = (n: number, fill: number): Buffer => Buffer.alloc(n, fill);

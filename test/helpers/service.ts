@@ -2,30 +2,21 @@
 // DATA_DIR, for tests that need the clustered server.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { ensureDefaultAccount } from '../../src/db/accounts.js';
 import { openDatabase, type Sql } from '../../src/db/client.js';
 import { createApiKey, type NewApiKey } from '../../src/keys/api-keys.js';
 import { createKeySecrets, deriveApiKeySecretKey, type KeySecrets } from '../../src/keys/secrets.js';
 import { databaseOptions } from '../../src/services.js';
+import { baseEnv, freePort, pollUntilReady, stopChild } from './child-process.js';
 import { freshPgliteDataDir } from './db.js';
 
-export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+export { childPids } from './child-process.js';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 
 export interface Service {
   /** The environment the service was started with. */
@@ -64,7 +55,7 @@ export async function startService(options: StartOptions = {}): Promise<Service>
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? await newDataDir(options.env);
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), DATA_DIR: dataDir,
+    ...baseEnv(), PORT: String(port), DATA_DIR: dataDir,
     // Tests send thousands of requests from one address: abuse protection is off unless a test turns it on.
     WORKERS: '2', LOG_LEVEL: 'warn', FLOOD_RATE_LIMIT: '', THREATS_ENABLED: '0', GEO_EMBEDDED_ASN: '0',
     // Nothing in a test reaches the internet: threat lists come from a loopback server when a test sets them.
@@ -99,42 +90,20 @@ export async function startService(options: StartOptions = {}): Promise<Service>
       });
     },
     async stop(signal = 'SIGTERM', timeoutMs = 15_000) {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
-      const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
+      const code = await stopChild(proc, exited, signal, timeoutMs);
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
       return code;
     },
   };
   if (options.waitReady ?? true) {
-    const deadline = Date.now() + (options.timeoutMs ?? 45_000);
-    for (;;) {
-      if (proc.exitCode !== null) throw new Error(`service exited with ${proc.exitCode}:\n${output.join('\n')}`);
-      try {
-        const res = await fetch(`${service.url}/.live`);
-        if (res.status === 200) break;
-      } catch { /* not listening yet */ }
-      if (Date.now() > deadline) {
-        await service.stop('SIGKILL');
-        throw new Error(`service did not answer /.live in time:\n${output.join('\n')}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
+    const state = await pollUntilReady(`${service.url}/.live`, proc, Date.now() + (options.timeoutMs ?? 45_000), 50);
+    if (state === 'exited') throw new Error(`service exited with ${proc.exitCode ?? proc.signalCode}:\n${output.join('\n')}`);
+    if (state === 'timeout') {
+      await service.stop('SIGKILL');
+      throw new Error(`service did not answer /.live in time:\n${output.join('\n')}`);
     }
   }
   return service;
-}
-
-/** PIDs of the direct children of `pid` (the cluster's workers). */
-export async function childPids(pid: number): Promise<number[]> {
-  const { readdirSync, readFileSync } = await import('node:fs');
-  const out: number[] = [];
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      for (const c of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/)) if (c) out.push(Number(c));
-    } catch { /* task gone */ }
-  }
-  return out.sort((a, b) => a - b);
 }
 
 export interface TestKey {

@@ -28,3 +28,16 @@ export async function requireService(name: 'redis' | 'postgres'): Promise<boolea
   console.error(`\n*** SKIPPING ${name} integration tests: ${url} is not reachable ***\n`);
   return false;
 }
+
+/** Deletes every key under `prefix` (one test's or benchmark's own keys) from the Redis at `url`. */
+export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const raw = new Redis(url);
+  let cursor = '0';
+  do {
+    const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
+    if (keys.length > 0) await raw.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await raw.quit();
+}

@@ -1,5 +1,5 @@
 // Rate-limit windows are fixed and aligned to the Unix epoch in both stores (native/shm-table.cc,
-// src/store/redis-store.ts): a test that needs a few hits in one window starts well inside one.
+// src/store/redis-scripts.ts): a test that needs a few hits in one window starts well inside one.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**

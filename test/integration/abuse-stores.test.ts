@@ -22,7 +22,7 @@ import { openRedisStore } from '../../src/store/redis-store.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import type { StateStore } from '../../src/store/state-store.js';
 import { captureLogger } from '../helpers/memory-store.js';
-import { REDIS_URL, requireService } from '../helpers/services.js';
+import { deleteRedisKeys, REDIS_URL, requireService } from '../helpers/services.js';
 import { awayFromWindowEnd } from '../helpers/windows.js';
 
 const CHILD = 'abuse-flood-child';
@@ -112,17 +112,7 @@ async function registerTests(): Promise<void> {
     for (const child of live) child.kill('SIGKILL');
     for (const store of opened) await store.close();
     rmSync(dir, { recursive: true, force: true });
-    if (redisUp) {
-      const { Redis } = await import('ioredis');
-      const raw = new Redis(REDIS_URL);
-      let cursor = '0';
-      do {
-        const [next, keys] = await raw.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
-        if (keys.length > 0) await raw.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-      await raw.quit();
-    }
+    if (redisUp) await deleteRedisKeys(REDIS_URL, redisPrefix);
   });
 
   const specs: { name: string; skip: boolean; spec: StoreSpec }[] = [

@@ -5,9 +5,10 @@ import { after, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { parseRateRule } from '../../src/parse.js';
 import { createStateStore } from '../../src/store/index.js';
-import { openRedisStore, type StoreLogger } from '../../src/store/redis-store.js';
+import { openRedisStore } from '../../src/store/redis-store.js';
+import type { StoreLogger } from '../../src/store/state-store.js';
 import { startHungRedis, startThrowawayRedis, type ThrowawayRedis } from '../helpers/redis-server.js';
-import { REDIS_URL, requireService } from '../helpers/services.js';
+import { deleteRedisKeys, REDIS_URL, requireService } from '../helpers/services.js';
 import { storeConformance } from '../helpers/store-conformance.js';
 import { report, waitFor } from '../reliability/harness.js';
 
@@ -18,14 +19,7 @@ const throwaways: ThrowawayRedis[] = [];
 after(async () => {
   for (const t of throwaways) await t.kill();
   if (skip) return;
-  const raw = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await raw.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await raw.quit();
+  await deleteRedisKeys(REDIS_URL, prefix);
 });
 
 interface Logged {

@@ -181,7 +181,7 @@ test('hostile HTTP: each answered as listed (4xx, closed where ambiguous), no cr
     }
   })();
 
-  // The bodies refused here (up to ~12 MB) are read to their end before the 413 (src/http/server.ts,
+  // The bodies refused here (up to ~12 MB) are read to their end before the 413 (src/http/body.ts,
   // readBody), so no answer is lost to a reset. Before, the answer of a body refused while
   // megabytes were still on the way was lost now and then, and such cases had to be sent again.
   const outcomes = await Promise.all(list.map((c, i) => send(svc.port, bytes[i]!, 300, IDLE_TIMEOUT_MS + 5000)));

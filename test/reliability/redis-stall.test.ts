@@ -7,7 +7,7 @@
 // payloads verified again within 5 s of Redis returning.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { deriveChallengeSync, signChallenge } from '../../src/pow/challenge.js';
 import { resolvePolicy } from '../../src/pow/policy.js';
 import { preparePowSecrets } from '../../src/pow/secrets.js';

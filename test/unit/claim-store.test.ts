@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ClaimStore } from '../../src/native.js';
+import { ClaimStore } from '../../src/native/index.js';
 import { createChallenge } from '../../src/pow/challenge.js';
 import { resolvePolicy } from '../../src/pow/policy.js';
 import { preparePowSecrets } from '../../src/pow/secrets.js';

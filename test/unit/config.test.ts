@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ConfigError, describeConfig, loadConfig, resolveDataDir, VARIABLES } from '../../src/config.js';
+import { ConfigError, describeConfig, loadConfig, resolveDataDir, VARIABLES } from '../../src/config/index.js';
 import { deriveSecret } from '../../src/secrets.js';
 import { createAbuseProtection, type AbuseConfig } from '../../src/abuse/index.js';
 import { parseRateRule } from '../../src/parse.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { configurationMarkdown, errorsMarkdown, readmeWithConfiguration } from '../../scripts/gen-docs.js';
 import { ERRORS } from '../../src/errors.js';
-import { VARIABLES } from '../../src/config.js';
+import { VARIABLES } from '../../src/config/index.js';
 
 const read = (p: string) => readFileSync(new URL(`../../../${p}`, import.meta.url), 'utf8');
 

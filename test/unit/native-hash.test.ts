@@ -8,7 +8,7 @@ import {
   HASH_ALGORITHMS, digestLength, fromHex, hmac, hmacPrepared, hmacPreparedHex, hmacPreparedInto,
   hmacPreparedVerifyHex, iteratedSha, iteratedShaAsync, pbkdf2, pbkdf2Async, prepareHmacKey, sha,
   timingSafeEqual, toHex, type HashAlgorithm,
-} from '../../src/native.js';
+} from '../../src/native/index.js';
 
 const hex = (s: string): Buffer => Buffer.from(s, 'hex');
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ConfigError, loadConfig, type Config } from '../../src/config.js';
+import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
 import { deriveSecret, SECRET_NAMES, seedEntropyBits, seedProblem } from '../../src/secrets.js';
 import { runCli } from '../helpers/cli.js';
 

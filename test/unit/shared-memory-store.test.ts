@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { parseRateRule } from '../../src/parse.js';
 import { createStateStore } from '../../src/store/index.js';
-import { ShmTable } from '../../src/native.js';
+import { ShmTable } from '../../src/native/index.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import { storeConformance } from '../helpers/store-conformance.js';
 

@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { threatSources } from '../../src/intel/threat-sources.js';
 import { bypassesProxy } from '../../src/lists/outbound.js';
 

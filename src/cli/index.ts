@@ -1,0 +1,171 @@
+// `npm run cli -- <command>`: accounts, plans, API keys and usage, against
+//   - POSTGRES_URL / --postgres-url,
+//   - the embedded database of a running service (through its socket, DATA_DIR/run/db.sock),
+//   - the embedded database of a stopped service (opened here, under the same lock).
+// Secrets (PALISADE_HMAC_SECRET, HASHING_SALT) are resolved exactly as the service does
+// (environment, SECRET_SEED, else DATA_DIR/secrets.json), so derived key secrets agree; a seed that
+// disagrees with secrets.json is refused as the service refuses it, and the CLI never rotates.
+//
+// This file parses the arguments and dispatches; each command group is a module of src/cli/. The
+// environment is read through the service's own loadConfig (configFromEnvironment), the flags
+// given as overrides.
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Config } from '../config/index.js';
+import { createKeySecrets, deriveApiKeySecretKey } from '../keys/secrets.js';
+import { createAccountCommand, listAccountsCommand } from './accounts.js';
+import { configFromEnvironment, connect, type Context, type Flags, safeUser, UsageError } from './context.js';
+import { hostnameCommand } from './hostnames.js';
+import { createKeyCommand, listKeysCommand, revokeKeyCommand, rotateKeyCommand } from './keys.js';
+import { listPlansCommand, setPlanCommand } from './plans.js';
+import { stateCommand } from './state.js';
+import { threatsStatusCommand } from './threats.js';
+import { usageCommand } from './usage.js';
+
+const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--json] <command>
+
+  keys create --hostname HOST [--hostname HOST…] [--account ACCOUNT] [--plan PLAN] [--name NAME]
+              [--policy JSON] [--rate-limit RULE]
+                                   prints the key and its secret (shown once)
+  keys list [--account ACCOUNT]
+  keys revoke KEY_ID
+  keys rotate KEY_ID               a new secret (printed once); the old one stops working
+  keys hostname release HOSTNAME   free HOSTNAME for POST /api_key/generate again: the free key
+                                   holding it is revoked (docs/hostnames.md)
+  keys hostname reassign HOSTNAME KEY_ID
+                                   KEY_ID (a standard key) holds HOSTNAME from now on; the free
+                                   key holding it is revoked
+  accounts create NAME
+  accounts list
+  plans set NAME --limit N|unlimited
+  plans list
+  usage --key KEY_ID [--month YYYY-MM]
+  state                            the shared-memory state table: slots live, expired and never
+                                   used (a walk of the whole file; the service may be running)
+  threats status                   each threat source: kind, URL (without credentials), entries,
+                                   last update, next run, last error (docs/threats.md)
+
+Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
+DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
+
+/** A command on the service's database: the arguments after its name, the context, the flags. */
+type DatabaseCommand = (rest: string[], ctx: Context, flags: Flags) => Promise<void>;
+
+/** By the first two words (`usage` by its one). */
+const DATABASE_COMMANDS = new Map<string, DatabaseCommand>([
+  ['keys create', createKeyCommand],
+  ['keys list', listKeysCommand],
+  ['keys revoke', revokeKeyCommand],
+  ['keys rotate', rotateKeyCommand],
+  ['keys hostname', hostnameCommand],
+  ['accounts create', createAccountCommand],
+  ['accounts list', listAccountsCommand],
+  ['plans set', setPlanCommand],
+  ['plans list', listPlansCommand],
+  ['usage', usageCommand],
+]);
+
+export async function main(argv: string[]): Promise<number> {
+  let flags: Flags;
+  let positionals: string[];
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'data-dir': { type: 'string' },
+        'postgres-url': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        hostname: { type: 'string', multiple: true, default: [] },
+        account: { type: 'string' },
+        plan: { type: 'string' },
+        name: { type: 'string' },
+        limit: { type: 'string' },
+        key: { type: 'string' },
+        month: { type: 'string' },
+        policy: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+    if (parsed.values.help || parsed.positionals.length === 0) {
+      console.log(USAGE);
+      return parsed.values.help ? 0 : 2;
+    }
+    const v = parsed.values;
+    flags = {
+      dataDir: v['data-dir'], postgresUrl: v['postgres-url'], json: v.json ?? false,
+      hostname: (v.hostname ?? []).flatMap((h) => h.split(',')).map((h) => h.trim()).filter((h) => h !== ''),
+      account: v.account, plan: v.plan, name: v.name, limit: v.limit, key: v.key, month: v.month,
+      policy: v.policy, rateLimit: v['rate-limit'],
+    };
+    positionals = parsed.positionals;
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+
+  if (positionals[0] === 'state') {
+    if (positionals.length > 1) {
+      console.error(`unexpected argument ${positionals[1]}\n\n${USAGE}`);
+      return 2;
+    }
+    return withoutDatabase(flags, stateCommand);
+  }
+  if (positionals[0] === 'threats') {
+    if (positionals[1] !== 'status' || positionals.length > 2) {
+      console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+      return 2;
+    }
+    return withoutDatabase(flags, threatsStatusCommand);
+  }
+  const command = DATABASE_COMMANDS.get(positionals.slice(0, 2).join(' '));
+  if (command === undefined) {
+    console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+    return 2;
+  }
+  let config: Config;
+  try {
+    config = configFromEnvironment(flags);
+  } catch (err) {
+    console.error((err as Error).message);
+    return 1;
+  }
+  let handle: Awaited<ReturnType<typeof connect>> | null = null;
+  try {
+    handle = await connect(config);
+    const secrets = createKeySecrets(deriveApiKeySecretKey(config.secrets.PALISADE_HMAC_SECRET), config.secrets.HASHING_SALT);
+    const json = flags.json;
+    const ctx: Context = {
+      config, db: handle.db, secrets, actor: `cli:${safeUser()}`,
+      out: (human, data) => console.log(json ? JSON.stringify(data) : human),
+    };
+    await command(positionals.slice(2), ctx, flags);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    console.error(`error: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await handle?.db.close().catch(() => undefined);
+    await handle?.embedded?.close().catch(() => undefined);
+  }
+}
+
+/** A command that reads the service's files, not its database: its exit status, 1 when it throws. */
+function withoutDatabase(flags: Flags, command: (config: Config, json: boolean) => number): number {
+  try {
+    return command(configFromEnvironment(flags), flags.json);
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+}
