@@ -38,7 +38,7 @@ export const LIMIT_VARIABLES = {
 export const checkLimits: Check = (out) => {
   const problems: string[] = [];
   if ((out.CLAIM_CLOCK_SKEW as number) < 1000) problems.push('CLAIM_CLOCK_SKEW must be at least 1s');
-  if ((out.CACHE_DURATION_USED_CHALLENGES as number) * 1000 < (out.CLAIM_CLOCK_SKEW as number) + 60_000) {
+  if ((out.CACHE_DURATION_USED_CHALLENGES as number) < (out.CLAIM_CLOCK_SKEW as number) + 60_000) {
     problems.push('CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m');
   }
   // Penalties and threat marks are kept in the state store, which refuses a lifetime past maxTtlMs

@@ -207,3 +207,8 @@ test('describeConfig hides secrets and every variable has documentation', () => 
   assert.equal(d.PORT, 8080);
   for (const [name, spec] of Object.entries(VARIABLES)) assert.ok(spec.doc.length > 5, `${name} documented`);
 });
+
+test('CACHE_DURATION_USED_CHALLENGES must outlast CLAIM_CLOCK_SKEW by a minute (both in the same unit)', () => {
+  assert.deepEqual(problems({ CACHE_DURATION_USED_CHALLENGES: '90s', CLAIM_CLOCK_SKEW: '60s' }), ['CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m']);
+  assert.equal(load({ CACHE_DURATION_USED_CHALLENGES: '2m', CLAIM_CLOCK_SKEW: '60s' }).CACHE_DURATION_USED_CHALLENGES, 120_000);
+});
