@@ -67,8 +67,10 @@ interface CacheEntry {
 export function createMxLookup(options: MxLookupOptions = {}): MxLookup {
   const o = { ...MX_LOOKUP_DEFAULTS, ...options };
   const now = options.now ?? Date.now;
-  // tries: 1, since the deadline below covers the whole lookup anyway.
-  const resolver = new Resolver({ timeout: o.timeoutMs, tries: 1 });
+  // The deadline is kept here, not by c-ares (whose timeouts are adaptive: 1500 ms gave up after
+  // 2 s in a test). Its own is twice as long, so an answer that misses the deadline still arrives
+  // and is cached for the next request; one try, since the deadline covers the whole lookup.
+  const resolver = new Resolver({ timeout: o.timeoutMs * 2, tries: 1 });
   if (o.servers.length > 0) resolver.setServers([...o.servers]);
   const cache = new Map<string, CacheEntry>();
   const inFlight = new Map<string, Promise<MxVerdict>>();

@@ -1,7 +1,8 @@
 // A DNS server on loopback UDP for tests (dns-packet + node:dgram): each zone the test sets answers
-// MX, A and AAAA queries from its records; a name without a zone is NXDOMAIN; a zone may instead
-// never answer ('hang', the timeout case) or answer SERVFAIL. Every query is counted per
-// `name TYPE`, so a test can tell a cache hit (no query) from a lookup. Nothing reaches the internet.
+// MX, A and AAAA queries from its records (at once or after a delay); a name without a zone is
+// NXDOMAIN; a zone may instead never answer ('hang', the timeout case) or answer SERVFAIL. Every
+// query is counted per `name TYPE`, so a test can tell a cache hit (no query) from a lookup.
+// Nothing reaches the internet.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -33,6 +34,8 @@ export type Zone =
     readonly mx?: readonly { readonly preference: number; readonly exchange: string }[];
     readonly a?: readonly string[];
     readonly aaaa?: readonly string[];
+    /** Answer after this many ms (default at once). */
+    readonly delayMs?: number;
   }
   /** Never answers. */
   | { readonly kind: 'hang' }
@@ -82,7 +85,9 @@ export async function startDnsServer(): Promise<DnsServer> {
       id: query.id ?? 0, type: 'response', questions: query.questions, answers,
       flags: dnsPacket.AUTHORITATIVE_ANSWER | dnsPacket.RECURSION_AVAILABLE | rcode,
     });
-    socket.send(response, from.port, from.address);
+    const delay = zone?.kind === 'records' ? zone.delayMs ?? 0 : 0;
+    if (delay > 0) setTimeout(() => socket.send(response, from.port, from.address), delay).unref();
+    else socket.send(response, from.port, from.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   const { port } = socket.address() as AddressInfo;
