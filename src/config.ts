@@ -4,6 +4,7 @@
 // every problem is reported together in one ConfigError, and the result is frozen.
 import { existsSync, readFileSync } from 'node:fs';
 import { accessSync, constants } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import {
@@ -100,6 +101,17 @@ const credentials: Parser<{ user: string; password: string } | null> = (s) => {
 const securityTxt: Parser<string> = (s) => s;
 const hostPort: Parser<string | null> = (s) => (s.trim() === '' ? null : s.trim());
 const port: Parser<number> = uint(0, 65535);
+const dnsServers: Parser<string[]> = (s) => {
+  const servers = parseList(s);
+  const bad = servers.filter((server) => {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(server) ?? /^([0-9a-fA-F:]+)$/.exec(server);
+    if (m === null) return true;
+    const ip = m[1] ?? m[2]!;
+    return isIP(ip) === 0 || (m[3] !== undefined && (Number(m[3]) < 1 || Number(m[3]) > 65535));
+  });
+  if (bad.length > 0) throw new Error(`not ip, ip:port or [ipv6]:port: ${bad.join(', ')}`);
+  return servers;
+};
 
 export const DEFAULT_MONITORING_WHITELIST =
   '10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,127.0.0.1/32,::1/128,fd00::/8,100.64.0.0/10';
@@ -191,12 +203,14 @@ export const VARIABLES = {
   CLAIM_CLOCK_SKEW: v('Limits', '60s', ms, 'How long a used challenge (or signed payload, or request-signing salt) stays claimed past its expiry, for clocks that disagree across nodes; at least 1s.'),
   STATE_STORE_CAPACITY: v('Limits', '4194304', uint(1024, 2 ** 30), 'Slots of the shared-memory soft-state table: rate-limit windows, threat marks, penalties (16 bytes each; 4,194,304 = 64 MB file). When full, the least recently used entries are evicted (palisade_state_evictions_total); used challenges are kept apart and never evicted.'),
   STATE_STORE_MAX_MEMORY: v('Limits', '', optSize, 'Most memory the used-challenge claims of the shared-memory store may take (their files under <EMBEDDED_DB_REDIS_LOCATION>.claims grow and shrink with traffic, ~16 bytes per claim); past it verification answers 503 STORE_FULL, and past 80 % the log warns. Empty = 20 % of the container memory (CONTAINER_MEMORY_LIMIT_MB, else the cgroup limit, else the machine\'s memory).'),
-  PHISHING_LIST_SIZE_LIMIT: v('Lists', '20MB', size, 'Largest phishing list download.'),
-  PHISHING_LIST_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most phishing list entries kept.'),
-  PHISHING_LIST_SCHEDULE: v('Lists', '0 */12 * * *', cron, 'Phishing list update schedule (cron).'),
-  EMAIL_LIST_DISPOSABLE_SIZE_LIMIT: v('Lists', '5MB', size, 'Largest disposable-email list download.'),
-  EMAIL_LIST_DISPOSABLE_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most disposable-email entries kept.'),
-  EMAIL_LIST_DISPOSABLE_SCHEDULE: v('Lists', '0 0 * * *', cron, 'Disposable-email list update schedule (cron).'),
+  PHISHING_LIST_URL: v('Lists', 'https://data.phishtank.com/data/online-valid.csv', url, 'Phishing URLs in the PhishTank CSV format (a header line naming phish_id, url, submission_time, verified, online, target; gzip accepted), downloaded on PHISHING_LIST_SCHEDULE and matched by the text rules (URL_PHISHING). PhishTank members may put their application key in the URL (https://data.phishtank.com/data/<key>/online-valid.csv); it is masked in logs and the list status. Empty disables: no phishing list (nothing ships embedded).', true),
+  PHISHING_LIST_SIZE_LIMIT: v('Lists', '20MB', size, 'Largest phishing list download; the transfer is aborted past it and the previous list stays.'),
+  PHISHING_LIST_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most phishing list entries; a download with more is refused and the previous list stays.'),
+  PHISHING_LIST_SCHEDULE: v('Lists', '0 */12 * * *', cron, 'Phishing list update schedule (cron); empty disables downloads.'),
+  EMAIL_LIST_DISPOSABLE: v('Lists', 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/master/disposable_email_blocklist.conf', url, 'Disposable e-mail domains, one per line (# comments, blank and invalid lines skipped; subdomains of a listed domain match too), downloaded on EMAIL_LIST_DISPOSABLE_SCHEDULE; a download replaces the list embedded from the disposable-email-domains npm package (about 121,000 domains), which is used until the first download and when this is empty. ALTCHA Sentinel documents domains.txt of the same repository, which it does not have (404); its list file is disposable_email_blocklist.conf. Empty disables downloads.'),
+  EMAIL_LIST_DISPOSABLE_SIZE_LIMIT: v('Lists', '5MB', size, 'Largest disposable-email list download; the transfer is aborted past it and the previous list stays.'),
+  EMAIL_LIST_DISPOSABLE_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most disposable-email domains; a download with more is refused and the previous list stays.'),
+  EMAIL_LIST_DISPOSABLE_SCHEDULE: v('Lists', '0 0 * * *', cron, 'Disposable-email list update schedule (cron); empty disables downloads.'),
   USER_AGENT_LIST_SIZE_LIMIT: v('Lists', '20MB', size, 'Largest user-agent list download.'),
   USER_AGENT_LIST_MAX_ENTRIES: v('Lists', '10000', uint(1), 'Most user-agent list entries kept.'),
   USER_AGENT_LIST_SCHEDULE: v('Lists', '0 0 * * *', cron, 'User-agent list update schedule (cron).'),
@@ -266,6 +280,8 @@ export const VARIABLES = {
   HTTP_PROXY: v('Outbound', '', optional, 'Proxy for outbound http:// requests (list downloads), e.g. http://user:pass@proxy:3128; tunnelled with CONNECT.', true),
   HTTPS_PROXY: v('Outbound', '', optional, 'Proxy for outbound https:// requests (list downloads); tunnelled with CONNECT.', true),
   NO_PROXY: v('Outbound', 'localhost,127.0.0.1,::1,0.0.0.0', list, 'Hosts that bypass the proxy: * (all), a host name (its subdomains too), or an IP, each optionally with :port.'),
+  DNS_SERVERS: v('Outbound', '', dnsServers, 'DNS servers for the e-mail MX check (comma-separated ip, ip:port or [ipv6]:port); empty = the system resolvers (/etc/resolv.conf).'),
+  DNS_TIMEOUT: v('Outbound', '1500ms', ms, 'Deadline of one MX check (MX, then A/AAAA when there is no MX); past it the MX rule does not fire. Answers are cached per domain: found 1 h, non-existent or without mail host 15 min, no answer 30 s (10,000 domains per process).'),
   SMTP_URL: v('Outbound', '', optional, 'Outgoing email (not used yet).', true),
   AI_PROVIDER: v('Outbound', '', (s) => (s === '' ? null : oneOf('anthropic', 'azure', 'google', 'mistral', 'ollama', 'openai')(s)), 'AI provider for security rules (not used yet).'),
   LICENSE_KEY: v('Outbound', '', optional, 'License key (Palisade needs none; accepted for compatibility).', true),
