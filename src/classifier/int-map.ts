@@ -1,10 +1,14 @@
-// A map from 32-bit integer keys (never 0) to 32-bit integer values in two typed arrays, open
+// A map from 32-bit integer keys (never 0) to 32-bit integer values in typed arrays, open
 // addressing with linear probing: for the similarity index's trigram hashes, where a Map of
-// numbers costs several times the memory and time.
+// numbers costs several times the memory and time. The occupied slots are also listed in order of
+// insertion, so iterating and clearing cost the keys held, not the table's size (a scratch map
+// grown by one long text stays cheap for the short ones after it).
 
 export class IntMap {
   #keys: Int32Array;
   #values: Int32Array;
+  /** Slots in use, first `#size` of them. */
+  #used: Int32Array;
   #mask: number;
   #size = 0;
 
@@ -14,6 +18,7 @@ export class IntMap {
     while (cap < capacity * 2) cap *= 2;
     this.#keys = new Int32Array(cap);
     this.#values = new Int32Array(cap);
+    this.#used = new Int32Array(cap / 2);
     this.#mask = cap - 1;
   }
 
@@ -41,19 +46,19 @@ export class IntMap {
     this.#values[i] += delta;
   }
 
-  /** The slots: key 0 = empty; for loops that must not pay for a callback. Invalidated by set/add. */
-  get keys(): Int32Array { return this.#keys; }
-  get values(): Int32Array { return this.#values; }
+  /** The n-th key inserted (0 ≤ n < size) and its value: a loop without a callback. */
+  keyAt(n: number): number { return this.#keys[this.#used[n]!]!; }
+  valueAt(n: number): number { return this.#values[this.#used[n]!]!; }
 
   forEach(fn: (key: number, value: number) => void): void {
-    const keys = this.#keys;
-    for (let i = 0; i < keys.length; i++) if (keys[i] !== 0) fn(keys[i]!, this.#values[i]!);
+    for (let n = 0; n < this.#size; n++) fn(this.#keys[this.#used[n]!]!, this.#values[this.#used[n]!]!);
   }
 
   clear(): void {
-    if (this.#size === 0) return;
-    this.#keys.fill(0);
-    this.#values.fill(0);
+    for (let n = 0; n < this.#size; n++) {
+      this.#keys[this.#used[n]!] = 0;
+      this.#values[this.#used[n]!] = 0;
+    }
     this.#size = 0;
   }
 
@@ -72,17 +77,20 @@ export class IntMap {
       return this.#slot(key);
     }
     this.#keys[i] = key;
-    this.#size++;
+    this.#used[this.#size++] = i;
     return i;
   }
 
   #grow(): void {
     const keys = this.#keys;
     const values = this.#values;
+    const used = this.#used;
+    const size = this.#size;
     this.#keys = new Int32Array(keys.length * 2);
     this.#values = new Int32Array(keys.length * 2);
+    this.#used = new Int32Array(keys.length);
     this.#mask = this.#keys.length - 1;
     this.#size = 0;
-    for (let i = 0; i < keys.length; i++) if (keys[i] !== 0) this.set(keys[i]!, values[i]!);
+    for (let n = 0; n < size; n++) this.set(keys[used[n]!]!, values[used[n]!]!);
   }
 }
