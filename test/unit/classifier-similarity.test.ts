@@ -76,6 +76,29 @@ test('the pruned query equals a brute-force TF-IDF cosine (random corpus, random
   assert.ok(compared >= 100 && matched >= 40, `${compared} texts, ${matched} matches`);
 });
 
+test('long examples and short texts (the query walks on instead of completing the examples): exact', () => {
+  // Each example: three words of its own and 60 drawn from 50 shared ones. A text of one example's
+  // own words and one shared word leaves few postings to walk but long examples to complete.
+  let seed = 9;
+  const rnd = (n: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return seed % n; };
+  const filler = Array.from({ length: 50 }, (_, i) => `f${i}${'aeiou'[i % 5]}n`);
+  const own = (i: number) => `zq${i}kx vb${i}wj hy${i}pt`;
+  const examples = Array.from({ length: 20 }, (_, i) => ex(`e${i}`, `${own(i)} ${Array.from({ length: 60 }, () => filler[rnd(50)]).join(' ')}`, 0.2));
+  const index = createSimilarityIndex(examples);
+  const brute = bruteForce(examples);
+  let matched = 0;
+  for (let k = 0; k < 20; k++) {
+    const text = `${own(k)} ${filler[k]}`;
+    const cosines = brute(text);
+    const expected = examples.map((e, d) => ({ id: e.id, c: cosines[d]! })).filter(({ c }) => c >= 0.2).sort((a, b) => b.c - a.c);
+    const got = analyzeSimilarity(index, [text], { disabled: NONE }).matches;
+    assert.deepEqual(got.map((m) => m.id), expected.map((e) => e.id), text);
+    got.forEach((m, i) => assert.ok(Math.abs(m.similarity - expected[i]!.c) <= 0.0006));
+    matched += got.length;
+  }
+  assert.ok(matched >= 20);
+});
+
 test('scores: 4 × weight × similarity, the best match counting; weight 0 matches without score', () => {
   const index = createSimilarityIndex([
     ex('half', 'cheap watches for sale', 0.5, 0.5), ex('double', 'cheap watches for sale today', 0.5, 2), ex('zero', 'cheap watches', 0.1, 0),
