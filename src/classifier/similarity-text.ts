@@ -28,7 +28,7 @@ export function countTrigrams(text: string, into: IntMap): IntMap {
 }
 
 /** The UTF-16 units of the last normalize() (reused: the callers above read it at once). */
-let buffer = new Uint16Array(4096);
+let buffer = new Uint16Array(0);
 
 /** Writes ` normalised text ` into `buffer` and returns its length (0 for a text without letters or digits). */
 function normalize(text: string): number {

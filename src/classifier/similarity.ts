@@ -173,9 +173,9 @@ export function analyzeSimilarity(index: SimilarityIndex, texts: readonly string
   return { rules: { SIMILARITY: { score } }, score, time: round2(performance.now() - started), matches };
 }
 
-// Scratch space of query(), reused (a query runs to its end synchronously).
-const counts = new IntMap(4096);
-let queryTerms = new Int32Array(1024);
+// Scratch space of query(), allocated on first use and reused (a query runs to its end synchronously).
+let counts: IntMap | null = null;
+let queryTerms = new Int32Array(0);
 let queryWeight = new Float64Array(0); // by term number; 0 = not in the text
 let scores = new Float64Array(0); // by example; 0 = not met
 let met = new Int32Array(0); // the examples met, in the order met
@@ -183,6 +183,7 @@ let metFrom = new Int32Array(0); // per example met: where its terms not walked 
 
 /** Records in `best` each example that `text` matches, with its cosine when higher than before. */
 function query(ix: Index, text: string, best: Map<number, number>): void {
+  counts ??= new IntMap(4096);
   countTrigrams(text, counts);
   if (counts.size === 0) return;
   if (queryWeight.length < ix.idf.length) queryWeight = new Float64Array(ix.idf.length);
