@@ -96,7 +96,7 @@ describe('MX lookups', () => {
       const q0 = queries('good.com');
       const started = performance.now();
       assert.equal(await mx.lookup('good.com'), 'unknown');
-      assert.ok(performance.now() - started < 50);
+      assert.ok(performance.now() - started < 150);
       assert.equal(queries('good.com'), q0);
       assert.equal(await pending, 'unknown');
       assert.equal(await mx.lookup('good.com'), 'mx', 'room again: looked up');

@@ -83,11 +83,12 @@ describe('e-mail analysis', () => {
     const elapsed = performance.now() - started;
     assert.deepEqual(block.rules, rules());
     assert.equal(block.score, 0);
-    assert.ok(elapsed >= TIMEOUT_MS - 20 && elapsed < TIMEOUT_MS + 400, `${elapsed} ms`);
+    // c-ares alone would wait 2 × 300 ms or more; the deadline ends the lookup at 300 ms.
+    assert.ok(elapsed >= TIMEOUT_MS - 20 && elapsed < TIMEOUT_MS + 250, `${elapsed} ms`);
     // The failure is cached briefly: the next request does not wait again.
     const again = performance.now();
     await analyzeEmail('alice@hang.io', deps, { disabled: NONE });
-    assert.ok(performance.now() - again < 50);
+    assert.ok(performance.now() - again < 150);
     assert.equal(dns.queries.get('hang.io MX'), 1);
   });
 
@@ -150,7 +151,7 @@ describe('e-mail analysis', () => {
       const started = performance.now();
       const block = await analyzeEmail(email, deps, { disabled: NONE });
       assert.equal(block.rules.SYNTAX?.score, 3);
-      assert.ok(performance.now() - started < 50);
+      assert.ok(performance.now() - started < 150);
     }
   });
 

@@ -1,7 +1,9 @@
 // What one query costs: a 10 KB text against 1,000 training examples of about 500 characters,
 // built from a Zipf-like vocabulary (a few words very common, most rare, as in real text), and the
-// index build. The assertions leave room for a shared machine; the figures go to the test output
-// (bench/micro/classifier.ts measures the same on the SpamAssassin corpus).
+// index build. The figures go to the test output; their bounds are asserted with STRICT_TIMING=1
+// (a quiet machine, as test/reliability/harness.ts does) and otherwise reported, since a
+// neighbour's build on the shared 2-core machines moves them (bench/micro/classifier.ts measures
+// the same on the SpamAssassin corpus).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { analyzeSimilarity, createSimilarityIndex } from '../../src/classifier/similarity.js';
@@ -32,8 +34,14 @@ test('a 10 KB text against 1,000 examples', (t) => {
   for (let r = 0; r < rounds; r++) for (const text of texts) analyzeSimilarity(index, [text], { disabled: new Set() });
   const queryMs = (performance.now() - started) / (rounds * texts.length);
   t.diagnostic(`index of 1,000 examples built in ${buildMs.toFixed(0)} ms; a 10 KB query takes ${(queryMs * 1000).toFixed(0)} µs`);
-  assert.ok(queryMs < 5, `${queryMs.toFixed(2)} ms per query`);
-  assert.ok(buildMs < 2000, `${buildMs.toFixed(0)} ms to build`);
+  timingBound(t, queryMs < 2, `${queryMs.toFixed(2)} ms per query (bound 2 ms)`);
+  timingBound(t, buildMs < 2000, `${buildMs.toFixed(0)} ms to build (bound 2 s)`);
   const repeated = analyzeSimilarity(index, [texts[texts.length - 1]!], { disabled: new Set() });
   assert.equal(repeated.matches[0]?.id, 'e3', 'an example repeated to 10 KB still matches it');
 });
+
+function timingBound(t: { diagnostic(message: string): void }, ok: boolean, message: string): void {
+  if (ok) return;
+  if (process.env.STRICT_TIMING === '1') assert.fail(message);
+  t.diagnostic(`WARNING (timing bound, asserted with STRICT_TIMING=1): ${message}`);
+}
