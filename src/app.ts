@@ -17,6 +17,8 @@ import { threatSources } from './intel/threat-sources.js';
 import { registerListMetrics } from './lists/metrics.js';
 import { registerApiRoutes } from './routes/api.js';
 import { startIntelligence, type Intelligence } from './intel/start.js';
+import { loadClassifierLists, type ClassifierLists } from './classifier/classifier-lists.js';
+import { createMxLookup, type MxLookup } from './classifier/mx-lookup.js';
 import { registerOpsRoutes, resolveSecurityTxt } from './routes/ops.js';
 import { openServices, type Services } from './services.js';
 import { SharedMemoryStore } from './store/index.js';
@@ -44,6 +46,8 @@ export interface App {
   readonly threatIndex: ThreatIndex | null;
   /** IP intelligence (src/intel/start.ts). */
   readonly intelligence: Intelligence;
+  /** The classifier's lists (reloaded on 'list-updated') and its MX lookups with their cache. */
+  readonly classifier: { readonly lists: ClassifierLists; readonly mx: MxLookup };
   /** Stop accepting, let requests in flight finish within `timeoutMs`, release everything. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -121,6 +125,9 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   }
   const intelligence = await startIntelligence(config, logger, threatIndex);
   const offIntel = link?.on((m) => { if (m.t === 'list-updated') void intelligence.reload(m.name); });
+  const classifierLists = await loadClassifierLists(config, logger);
+  const offClassifier = link?.on((m) => { if (m.t === 'list-updated') void classifierLists.reload(m.name); });
+  const mx = createMxLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT });
   const abuse = createAbuseProtection(config, {
     store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
   });
@@ -183,10 +190,12 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     services,
     threatIndex,
     intelligence,
+    classifier: { lists: classifierLists, mx },
     async stop(timeoutMs) {
       draining = true;
       offLists?.();
       offIntel?.();
+      offClassifier?.();
       server.stopAccepting();
       // Clients may be sending on their keep-alive connections right now: closing those at once
       // drops requests already on the wire (test/reliability/graceful-restart.test.ts). Until the
@@ -200,6 +209,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       const left = await server.drain(Math.max(0, timeoutMs - (performance.now() - started)));
       if (left > 0) logger.warn({ inFlight: left }, 'shutdown timeout: closing connections with requests in flight');
       server.close();
+      mx.close();
       await services.close(timeoutMs);
       metrics.close();
     },

@@ -79,7 +79,11 @@ async function runSingle(config: Config): Promise<void> {
   }
   logger.info({ port: app.port, workers: 0, version: config.version, dataDir: config.dataDir }, 'palisade listening');
   const index = app.threatIndex;
-  const lists = startListJobs(config, logger, (name) => { void index?.reload(name); void app.intelligence.reload(name); });
+  const lists = startListJobs(config, logger, (name) => {
+    void index?.reload(name);
+    void app.intelligence.reload(name);
+    void app.classifier.lists.reload(name);
+  });
   onSignals(() => void shutdown(app, data, config, logger, lists));
 }
 

@@ -27,12 +27,14 @@ const countries: Parser<string[]> = (s) => {
 const sources: Parser<ThreatSource[]> = (s) => parseThreatSources(s, schedule);
 
 export const LIST_VARIABLES = {
-  PHISHING_LIST_SIZE_LIMIT: v('Lists', '20MB', size, 'Largest phishing list download.'),
-  PHISHING_LIST_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most phishing list entries kept.'),
-  PHISHING_LIST_SCHEDULE: v('Lists', '0 */12 * * *', cron, 'Phishing list update schedule (cron).'),
-  EMAIL_LIST_DISPOSABLE_SIZE_LIMIT: v('Lists', '5MB', size, 'Largest disposable-email list download.'),
-  EMAIL_LIST_DISPOSABLE_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most disposable-email entries kept.'),
-  EMAIL_LIST_DISPOSABLE_SCHEDULE: v('Lists', '0 0 * * *', cron, 'Disposable-email list update schedule (cron).'),
+PHISHING_LIST_URL: v('Lists', 'https://data.phishtank.com/data/online-valid.csv', url, 'Phishing URLs in the PhishTank CSV format (a header line naming phish_id, url, submission_time, verified, online, target; gzip accepted), downloaded on PHISHING_LIST_SCHEDULE and matched by the text rules (URL_PHISHING). PhishTank members may put their application key in the URL (https://data.phishtank.com/data/<key>/online-valid.csv); it is masked in logs and the list status. Empty disables: no phishing list (nothing ships embedded).', true),
+  PHISHING_LIST_SIZE_LIMIT: v('Lists', '20MB', size, 'Largest phishing list download; the transfer is aborted past it and the previous list stays.'),
+  PHISHING_LIST_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most phishing list entries; a download with more is refused and the previous list stays.'),
+  PHISHING_LIST_SCHEDULE: v('Lists', '0 */12 * * *', cron, 'Phishing list update schedule (cron); empty disables downloads.'),
+  EMAIL_LIST_DISPOSABLE: v('Lists', 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/master/disposable_email_blocklist.conf', url, 'Disposable e-mail domains, one per line (# comments, blank and invalid lines skipped; subdomains of a listed domain match too), downloaded on EMAIL_LIST_DISPOSABLE_SCHEDULE; a download replaces the list embedded from the disposable-email-domains npm package (about 121,000 domains), which is used until the first download and when this is empty. ALTCHA Sentinel documents domains.txt of the same repository, which it does not have (404); its list file is disposable_email_blocklist.conf. Empty disables downloads.'),
+  EMAIL_LIST_DISPOSABLE_SIZE_LIMIT: v('Lists', '5MB', size, 'Largest disposable-email list download; the transfer is aborted past it and the previous list stays.'),
+  EMAIL_LIST_DISPOSABLE_MAX_ENTRIES: v('Lists', '100000', uint(1), 'Most disposable-email domains; a download with more is refused and the previous list stays.'),
+  EMAIL_LIST_DISPOSABLE_SCHEDULE: v('Lists', '0 0 * * *', cron, 'Disposable-email list update schedule (cron); empty disables downloads.'),
   USER_AGENT_LIST_SIZE_LIMIT: v('Lists', '20MB', size, 'Largest user-agent list download.'),
   USER_AGENT_LIST_MAX_ENTRIES: v('Lists', '10000', uint(1), 'Most user-agent list entries kept.'),
   USER_AGENT_LIST_SCHEDULE: v('Lists', '0 0 * * *', cron, 'User-agent list update schedule (cron).'),

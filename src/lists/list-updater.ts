@@ -18,6 +18,8 @@ import type { Outbound } from './outbound.js';
 export interface ListSource {
   readonly name: string;
   readonly url: string;
+  /** The URL as logged and kept in the status (redacted too); default `url`. For keys in the path. */
+  readonly displayUrl?: string;
   /** Cron pattern (5 fields, or 6 with seconds first). */
   readonly schedule: string;
   /** Bytes. */
@@ -73,7 +75,7 @@ export function createListUpdater(sources: readonly ListSource[], options: ListU
     const paths = listPaths(dataDir, source.name, source.ext);
     const previous = await readStatus(paths.status);
     const base: ListStatus = {
-      name: source.name, url: redactUrl(source.url), schedule: source.schedule, entries: 0, bytes: 0,
+      name: source.name, url: redactUrl(source.displayUrl ?? source.url), schedule: source.schedule, entries: 0, bytes: 0,
       lastSuccessAt: null, lastAttemptAt: null, lastError: null, failures: {},
       ...(previous ?? {}),
       ...(source.meta ? { meta: source.meta } : {}),
@@ -90,7 +92,7 @@ export function createListUpdater(sources: readonly ListSource[], options: ListU
       await mkdir(listsDir(dataDir), { recursive: true, mode: 0o700 });
       await writeFileAtomic(paths.file, body);
       status = {
-        ...base, url: redactUrl(source.url), schedule: source.schedule, entries, bytes: body.length,
+        ...base, url: redactUrl(source.displayUrl ?? source.url), schedule: source.schedule, entries, bytes: body.length,
         lastSuccessAt: attemptAt, lastAttemptAt: attemptAt, lastError: null,
       };
       outcome = { ok: true, entries };
@@ -99,12 +101,12 @@ export function createListUpdater(sources: readonly ListSource[], options: ListU
       if (stopping.signal.aborted) return { ok: false, reason: 'network' };
       const failure = err instanceof ListFetchError ? err : new ListFetchError('network', (err as NodeJS.ErrnoException).code ?? 'failed');
       status = {
-        ...base, url: redactUrl(source.url), schedule: source.schedule, lastAttemptAt: attemptAt,
+        ...base, url: redactUrl(source.displayUrl ?? source.url), schedule: source.schedule, lastAttemptAt: attemptAt,
         lastError: { reason: failure.reason, message: failure.message, at: attemptAt },
         failures: { ...base.failures, [failure.reason]: (base.failures[failure.reason] ?? 0) + 1 },
       };
       outcome = { ok: false, reason: failure.reason };
-      logger.warn({ list: source.name, url: redactUrl(source.url), reason: failure.reason, err: failure.message },
+      logger.warn({ list: source.name, url: redactUrl(source.displayUrl ?? source.url), reason: failure.reason, err: failure.message },
         'list update failed; the previous list stays in use');
     }
     try {

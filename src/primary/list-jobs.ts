@@ -1,10 +1,12 @@
 // The primary's scheduled list downloads (DESIGN.md section 1: scheduled jobs run in the primary
-// only): the threat sources of src/intel/, kept up to date by src/lists/list-updater.ts. After a
+// only): the threat sources and intelligence lists of src/intel/ and the classifier's lists
+// (src/classifier/classifier-lists.ts), kept up to date by src/lists/list-updater.ts. After a
 // list file is replaced, `notify(name)` tells the serving processes to reload it ('list-updated'
 // message to every worker; with WORKERS=0 the process's own index).
 import type { Config } from '../config/index.js';
 import { threatSources } from '../intel/threat-sources.js';
 import { intelListSources } from '../intel/intel-lists.js';
+import { classifierListSources } from '../classifier/classifier-lists.js';
 import { countListLines } from '../lists/ip-ranges.js';
 import { createListUpdater, type ListSource, type ListUpdater } from '../lists/list-updater.js';
 import { createOutbound } from '../lists/outbound.js';
@@ -19,11 +21,12 @@ export interface ListJobs {
 
 /**
  * Starts the downloads (threat sources unless THREATS_ENABLED=0; the geolocation databases and the
- * user-agent list when their URLs are set: src/intel/intel-lists.ts); never waits for one.
+ * user-agent list when their URLs are set: src/intel/intel-lists.ts; the disposable-email and
+ * phishing lists when theirs are: src/classifier/classifier-lists.ts); never waits for one.
  */
 export function startListJobs(config: Config, logger: Logger, notify: (name: string) => void): ListJobs | null {
   const sources = config.THREATS_ENABLED ? threatSources(config) : [];
-  const intelLists = intelListSources(config);
+  const intelLists = intelListSources(config).concat(classifierListSources(config));
   if (sources.length === 0 && intelLists.length === 0) return null;
   const outbound = createOutbound({
     userAgent: config.USER_AGENT, version: config.version, httpProxy: config.HTTP_PROXY, httpsProxy: config.HTTPS_PROXY,

@@ -58,8 +58,9 @@ export async function startService(options: StartOptions = {}): Promise<Service>
     ...baseEnv(), PORT: String(port), DATA_DIR: dataDir,
     // Tests send thousands of requests from one address: abuse protection is off unless a test turns it on.
     WORKERS: '2', LOG_LEVEL: 'warn', FLOOD_RATE_LIMIT: '', THREATS_ENABLED: '0', GEO_EMBEDDED_ASN: '0',
-    // Nothing in a test reaches the internet: threat lists come from a loopback server when a test sets them.
-    FIREHOL_LEVEL1_URL: '', FIREHOL_PROXIES_URL: '', FIREHOL_TOR_EXITS_URL: '', ...options.env,
+    // Nothing in a test reaches the internet: lists come from a loopback server when a test sets them.
+    FIREHOL_LEVEL1_URL: '', FIREHOL_PROXIES_URL: '', FIREHOL_TOR_EXITS_URL: '', EMAIL_LIST_DISPOSABLE: '', PHISHING_LIST_URL: '',
+    ...options.env,
   };
   const proc = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
