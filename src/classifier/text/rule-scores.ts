@@ -28,7 +28,7 @@ export function hashtagScore(scan: TextScan): number {
 
 export function linksScore(scan: TextScan): number {
   if (scan.urls === 0) return 0;
-  const dense = scan.urlChars * 2 >= scan.nonSpace ? 0.5 : 0;
+  const dense = scan.nonSpace - scan.urlChars < 20 ? 0.5 : 0;
   return Math.min(2, 0.25 + 0.35 * (scan.urls - 1) + dense);
 }
 

@@ -23,7 +23,8 @@ const MAX_TAG_ATTRIBUTES = 2048;
 const TAUTOLOGY_WINDOW = 48;
 const RUN_MIN = 10;
 
-const TAUTOLOGY = /^\s{0,4}(?:(['"`]?)([a-z0-9_]{1,16})\1\s{0,4}(?:=|like)\s{0,4}(['"`]?)([a-z0-9_]{1,16})\3|true\b)/;
+// After "' OR": a = a with equal operands, quoted or not (the last quote is the application's own).
+const TAUTOLOGY = /^\s{0,4}(?:(['"`]?)([a-z0-9_]{1,16})\1\s{0,4}(?:=|like)\s{0,4}['"`]?([a-z0-9_]{1,16})|true\b)/;
 
 export interface ScanModel {
   readonly lexicon: Lexicon;
@@ -359,7 +360,6 @@ class Scanner {
         const trigrams = this.units - 2 * (1 + this.transitions);
         if ((bad >= 3 && bad * 10 >= trigrams * 3) || (this.transitions >= 3 && this.transitions * 4 >= letters)) out.gibberish++;
       }
-      if (end - start >= RUN_MIN) this.wordRuns(start, end);
       if (key === this.prevKey && end - start >= 2) out.adjacentRepeats++;
       if (out.keyCount === out.keys.length) {
         const grown = new Int32Array(out.keys.length * 2);
@@ -375,6 +375,7 @@ class Scanner {
       }
     }
 
+    if (end - start >= RUN_MIN) this.wordRuns(start, end);
     if (letters === 1 && this.digits === 0 && end - start <= 2) this.spaced(start, end);
     else if (this.spacedLength !== 0) this.flushSpaced();
 
@@ -546,13 +547,20 @@ class Scanner {
     }
   }
 
+  /** A statement start after a value: "1; DROP", "'; EXEC", ");DELETE" (not "the list; insert"). */
   private afterSemicolon(start: number): boolean {
-    for (let k = start - 1; k >= 0 && k >= start - 8; k--) {
-      const c = this.text.charCodeAt(k);
-      if (c === 0x3b) return true;
-      if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return false;
+    const text = this.text;
+    let k = start - 1;
+    while (k >= 0 && k >= start - 8 && isBlank(text.charCodeAt(k))) k--;
+    if (k < 0 || text.charCodeAt(k) !== 0x3b) return false;
+    k--;
+    while (k >= 0 && isBlank(text.charCodeAt(k))) {
+      if (k < start - 16) return false;
+      k--;
     }
-    return false;
+    if (k < 0) return true;
+    const c = text.charCodeAt(k);
+    return (c >= 0x30 && c <= 0x39) || c === 0x27 || c === 0x22 || c === 0x60 || c === 0x29;
   }
 
   /** Characters outside words. */
@@ -680,7 +688,7 @@ class Scanner {
     if (after < n && isAsciiAlnum(text.charCodeAt(after))) return;
     const window = text.slice(after, Math.min(n, after + TAUTOLOGY_WINDOW)).toLowerCase();
     const m = TAUTOLOGY.exec(window);
-    if (m !== null && (m[2] === undefined || m[2] === m[4])) this.out.sql |= SQL.TAUTOLOGY;
+    if (m !== null && (m[2] === undefined || m[2] === m[3])) this.out.sql |= SQL.TAUTOLOGY;
   }
 
   /** At a word start: http://, https://, ftp:// or www. links. */
@@ -735,6 +743,7 @@ class Scanner {
       const before = text.charCodeAt(start - 1);
       if (before === 0x40 || before === 0x2e || before === 0x2f || before === 0x5c || before === 0x3a) return false;
     }
+    for (let k = start; k < dot; k++) if (text.charCodeAt(k) === 0x40) return false; // an e-mail address
     if (j < n && (this.cls[text.charCodeAt(j)]! & (LETTER | DIGIT)) !== 0) return false;
     for (let k = labelStart; k < j; k++) {
       const c = text.charCodeAt(k);
@@ -797,6 +806,10 @@ function isAsciiAlnum(c: number): boolean {
 
 function isHostChar(c: number): boolean {
   return isAsciiAlnum(c) || c === 0x2d;
+}
+
+function isBlank(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 }
 
 function isHexDigit(c: number): boolean {

@@ -58,7 +58,7 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
   {
     name: 'LINKS', dimension: 'text', score: 2,
     description: 'Links (http://, https://, ftp://, www., bare domains with a common TLD): 0.25 for the first, 0.35 per further one, '
-      + '0.5 more when links make up half of the non-space text or more; at most 2.',
+      + '0.5 more when the text besides the links has fewer than 20 non-space characters; at most 2.',
   },
   {
     name: 'LINK_SHORTENER', dimension: 'text', score: 1.5,
@@ -84,7 +84,8 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
   {
     name: 'SQL_INJECTION', dimension: 'text', score: 4,
     description: "SQL shapes: a quote then an OR/AND tautology (' OR 1=1) or a comment ('--, '#, '/*), UNION [ALL] SELECT, "
-      + 'a statement after ";" (DROP TABLE, DELETE FROM, INSERT INTO, EXEC xp_, SHUTDOWN), SLEEP(n)/BENCHMARK(/WAITFOR DELAY, '
+      + 'a statement after a value and ";" (1; DROP TABLE, \'; DELETE FROM, INSERT INTO, EXEC xp_, SHUTDOWN), '
+      + 'SLEEP(n)/BENCHMARK(/WAITFOR DELAY, '
       + 'information_schema/xp_cmdshell/sysobjects/@@version. 3 for one kind, 4 for two or more.',
   },
   {
