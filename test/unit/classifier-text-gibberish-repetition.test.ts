@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ruleScore } from '../helpers/classifier-text.js';
 
-test('GIBBERISH: keyboard mashes and random strings; 2 × min(1, 2 × their share of the words)', () => {
-  assert.equal(ruleScore('GIBBERISH', 'sdkfjhsdkjfh'), 2);
-  assert.equal(ruleScore('GIBBERISH', 'xkqzjwvb lkjhgfdsa'), 2);
-  assert.equal(ruleScore('GIBBERISH', 'Hello, my name is xkqzjwvbnm and I have a question about my order.'), 0.31); // 1 of 13 words
-  assert.equal(ruleScore('GIBBERISH', 'aBcDeFgHiJ'), 2); // case flipping inside a word
-  assert.equal(ruleScore('GIBBERISH', 'Hi, my code is wbvtrnqp here'), 0.67); // 1 of 6
+test('GIBBERISH: keyboard mashes and random strings; 4 × min(1, 2 × their share of the words)', () => {
+  assert.equal(ruleScore('GIBBERISH', 'sdkfjhsdkjfh'), 4);
+  assert.equal(ruleScore('GIBBERISH', 'xkqzjwvb lkjhgfdsa'), 4);
+  assert.equal(ruleScore('GIBBERISH', 'Hello, my name is xkqzjwvbnm and I have a question about my order.'), 0.62); // 1 of 13 words
+  assert.equal(ruleScore('GIBBERISH', 'aBcDeFgHiJ'), 4); // case flipping inside a word
+  assert.equal(ruleScore('GIBBERISH', 'Hi, my code is wbvtrnqp here'), 1.33); // 1 of 6
 });
 
 test('GIBBERISH: real words, names, compounds, identifiers, codes and links score 0', () => {

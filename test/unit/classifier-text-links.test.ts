@@ -56,3 +56,8 @@ test('links: trailing punctuation and brackets stay out of the link; at most 100
   assert.equal(counting.asked.length, 100);
   assert.equal(ruleScore('LINKS', lots), 2);
 });
+
+test('URL_PHISHING: a matcher that throws on a malformed link counts it as no match', () => {
+  const throwing = { match(url: string): null { throw new TypeError(`Invalid URL: ${url}`); } };
+  assert.equal(ruleScore('URL_PHISHING', 'see http://\udc00 and https://example.com', {}, { phishing: throwing }), 0);
+});

@@ -67,7 +67,16 @@ export function checkLinks(
   for (let i = 0; i < bare.length; i++) {
     const link = text.slice(spans[2 * i]!, spans[2 * i + 1]!);
     if (shorteners !== null && isShortener(linkHost(link), shorteners)) found.shorteners++;
-    if (phishing !== null && phishing.match(bare[i] ? `http://${link}` : link) !== null) found.phishing++;
+    if (phishing !== null && phishingMatch(phishing, bare[i] ? `http://${link}` : link)) found.phishing++;
   }
   return found;
+}
+
+/** A matcher that throws on a malformed link (the scanner cuts links loosely) counts as no match. */
+function phishingMatch(phishing: PhishingMatcher, link: string): boolean {
+  try {
+    return phishing.match(link) !== null;
+  } catch {
+    return false;
+  }
 }

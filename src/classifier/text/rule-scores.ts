@@ -47,7 +47,7 @@ export function injectionScore(kinds: number): number {
 }
 
 export function gibberishScore(scan: TextScan): number {
-  return scan.gibberish === 0 ? 0 : 2 * Math.min(1, (2 * scan.gibberish) / scan.words);
+  return scan.gibberish === 0 ? 0 : 4 * Math.min(1, (2 * scan.gibberish) / scan.words);
 }
 
 export function repetitionScore(scan: TextScan): number {

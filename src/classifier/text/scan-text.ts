@@ -96,6 +96,7 @@ class Scanner {
   private text = '';
   private n = 0;
   private model!: ScanModel;
+  private lexicon!: Lexicon;
   private cls: Uint8Array = new Uint8Array(0);
   private sampleStart = 0;
   private sampleEnd = 0;
@@ -136,6 +137,7 @@ class Scanner {
     this.text = text;
     this.n = text.length;
     this.model = model;
+    this.lexicon = model.lexicon;
     this.sampleStart = sampleStart;
     this.sampleEnd = sampleEnd;
     this.prevKey = this.prevSpecial = this.prevSpecial2 = this.pendingStacked = 0;
@@ -158,8 +160,7 @@ class Scanner {
     this.cls = cls;
     const rare = model.rareTrigrams;
     const n = this.n;
-    // Hot state lives in locals; a word's state is copied to fields when it ends. Lower-case ASCII
-    // letters inside a word take the short path: count, hash, shift into the trigram index.
+    // Hot state lives in locals; a word's state is copied to fields when it ends.
     let inWord = false;
     let wordStart = 0;
     let hash = 0;
@@ -183,15 +184,6 @@ class Scanner {
     let i = 0;
     while (i < n) {
       const c = text.charCodeAt(i);
-      if (inWord && c >= 0x61 && c <= 0x7a) {
-        asciiLower++;
-        hash = Math.imul(hash ^ c, FNV_PRIME);
-        trigram = ((trigram << 5) | (c - 0x60)) & 0x7fff;
-        badTrigrams += rare[trigram]!;
-        i++;
-        continue;
-      }
-
       let bits: number;
       let u1: number;
       let u2 = 0;
@@ -217,7 +209,7 @@ class Scanner {
 
       if ((bits & (LETTER | DIGIT)) !== 0) {
         if (!inWord) {
-          if ((c === 0x68 || c === 0x48 || c === 0x77 || c === 0x57 || c === 0x66 || c === 0x46) && this.schemeUrl(i)) {
+          if (mayStartUrl(c, i + 1 < n ? text.charCodeAt(i + 1) : 0) && this.schemeUrl(i)) {
             i = this.afterUrl;
             hostRun = runCp = -1;
             continue;
@@ -265,6 +257,17 @@ class Scanner {
           trigram = 0;
         }
         i += width;
+        // The lower-case ASCII letters that follow in the same word take this short loop: count,
+        // hash, shift into the trigram index (most of the characters of most texts).
+        while (i < n) {
+          const d = text.charCodeAt(i);
+          if (d < 0x61 || d > 0x7a) break;
+          asciiLower++;
+          hash = Math.imul(hash ^ d, FNV_PRIME);
+          trigram = ((trigram << 5) | (d - 0x60)) & 0x7fff;
+          badTrigrams += rare[trigram]!;
+          i++;
+        }
         continue;
       }
       if (inWord && (bits & MARK) !== 0) {
@@ -381,8 +384,8 @@ class Scanner {
 
     this.prevKey = key;
 
-    const lexicon = this.model.lexicon;
-    const { flags, special } = lexicon;
+    const lexicon = this.lexicon;
+    const flags = lexicon.flags;
     let next = 0;
     let id = findEntry(lexicon, key);
     let code = 0;
@@ -393,7 +396,7 @@ class Scanner {
         this.nextActive[next] = key;
         this.nextActiveStart[next++] = start;
       }
-      code = special[id]!;
+      code = lexicon.special[id]!;
     }
     for (let a = 0; a < this.activeCount; a++) {
       const phrase = mixWords(this.active[a]!, key);
@@ -795,6 +798,13 @@ for (const ch of '<>"\'`{}|\\^[]') URL_STOP[ch.charCodeAt(0)] = 1;
 URL_STOP[0x7f] = 1;
 const URL_TRAIL = new Uint8Array(0x10000);
 for (const ch of '.,;:!?)*\'"') URL_TRAIL[ch.charCodeAt(0)] = 1;
+
+/** "ht…", "ww…" or "ft…" in any case: the only word starts schemeUrl needs to look at. */
+function mayStartUrl(c: number, next: number): boolean {
+  const c1 = c | 0x20;
+  const c2 = next | 0x20;
+  return ((c1 === 0x68 || c1 === 0x66) && c2 === 0x74) || (c1 === 0x77 && c2 === 0x77);
+}
 
 function isAsciiLetter(c: number): boolean {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);

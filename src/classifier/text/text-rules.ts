@@ -89,10 +89,10 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
       + 'information_schema/xp_cmdshell/sysobjects/@@version. 3 for one kind, 4 for two or more.',
   },
   {
-    name: 'GIBBERISH', dimension: 'text', score: 2,
+    name: 'GIBBERISH', dimension: 'text', score: 4,
     description: 'Random-letter words: Latin words of 6+ letters without digits where at least 3 and 30% of the letter trigrams '
       + 'occur in no Latin-script language (vocabularies/letter-trigrams.txt), or with case flipping inside (xKqZjW). '
-      + '2 × min(1, 2 × share of such words among all words).',
+      + '4 × min(1, 2 × share of such words among all words): a text of random strings is a bot\'s.',
   },
   {
     name: 'REPETITION', dimension: 'text', score: 2,
@@ -103,8 +103,8 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
   },
   vocabulary(family('PHARMACY'), 5, 'Pharmacy spam: drug names, online pharmacies, "no prescription"'),
   vocabulary(family('CASINO'), 5, 'Gambling spam: online casinos, free spins, betting'),
-  vocabulary(family('LOANS'), 4, 'Loan spam: payday and instant loans, "no credit check"'),
-  vocabulary(family('CRYPTO'), 4, 'Crypto and investment scams: guaranteed returns, trading platforms, wallet recovery'),
+  vocabulary(family('LOANS'), 5, 'Loan spam: payday and instant loans, "no credit check"'),
+  vocabulary(family('CRYPTO'), 5, 'Crypto and investment scams: guaranteed returns, trading platforms, wallet recovery'),
   vocabulary(family('SEO'), 5, 'SEO and link selling: backlinks, guest posts, "first page of Google"'),
   vocabulary(family('ADULT'), 5, 'Adult content and dating spam'),
   vocabulary(family('PROFANITY'), 3, 'Profanity and slurs'),
