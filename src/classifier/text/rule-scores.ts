@@ -58,6 +58,8 @@ export function repetitionScore(scan: TextScan): number {
   return 2 * Math.min(1, runs + adjacent + sequences);
 }
 
+/** Slots kept allocated between calls; a larger table made for a huge text is dropped by the next call. */
+const MAX_KEPT_SLOTS = 131_072;
 let table = new Int32Array(0);
 let used = new Uint8Array(0);
 
@@ -66,7 +68,7 @@ export function repeatedTrigramShare(keys: Int32Array, count: number): number {
   const trigrams = count - 2;
   let size = 64;
   while (size < trigrams * 2) size <<= 1;
-  if (table.length < size) {
+  if (table.length < size || table.length > Math.max(size, MAX_KEPT_SLOTS)) {
     table = new Int32Array(size);
     used = new Uint8Array(size);
   } else {

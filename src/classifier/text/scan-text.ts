@@ -8,23 +8,20 @@
 import { charTables, CURRENCY, DIGIT, EMOJI, isAstralEmoji, isRegionalIndicator, LETTER, LOWER, MARK, SPACE, UPPER } from './char-class.js';
 import { canonicalWords, FNV_OFFSET, FNV_PRIME, LEET, mixWords } from './fold.js';
 import { findEntry, PREFIX, SPECIAL, TERM, type Lexicon } from './lexicon.js';
-import { isBareDomainTld, KNOWN_TAGS, SCRIPT_TAGS } from './markup-data.js';
+import { bareDomainStart, domainChainEnd, mayStartUrl, schemeHostStart, urlEnd } from './link-shapes.js';
+import {
+  afterValueSemicolon, isBbLink, isDigitOrQuote, isHexColor, quoteShapes, SCRIPT, SQL, startsWithLower, tagShapes,
+} from './markup-shapes.js';
 
-/** Script-injection shapes (TextScan.script bits). */
-export const SCRIPT = { TAG: 1, FRAME: 2, HANDLER: 4, SCHEME: 8, COOKIE: 16, JNDI: 32 } as const;
-/** SQL-injection shapes (TextScan.sql bits). */
-export const SQL = { TAUTOLOGY: 1, COMMENT: 2, UNION: 4, STACKED: 8, TIME: 16, PROBE: 32 } as const;
+export { SCRIPT, SQL } from './markup-shapes.js';
 
-/** Characters of the language sample (eld reads at most ~350 bytes of it). */
-const SAMPLE_CHARS = 320;
+/** Characters of the language sample (30–40 words): eld reads at most ~350 bytes, and its cost grows with them. */
+const SAMPLE_CHARS = 200;
 /** URLs whose host is looked at (shorteners, phishing); LINKS counts them all. */
 export const MAX_CHECKED_URLS = 100;
-const MAX_TAG_ATTRIBUTES = 2048;
-const TAUTOLOGY_WINDOW = 48;
 const RUN_MIN = 10;
-
-// After "' OR": a = a with equal operands, quoted or not (the last quote is the application's own).
-const TAUTOLOGY = /^\s{0,4}(?:(['"`]?)([a-z0-9_]{1,16})\1\s{0,4}(?:=|like)\s{0,4}['"`]?([a-z0-9_]{1,16})|true\b)/;
+/** Word keys kept allocated between calls (256 KiB); a longer text grows the buffer for itself only. */
+const MAX_KEPT_KEYS = 65_536;
 
 export interface ScanModel {
   readonly lexicon: Lexicon;
@@ -72,6 +69,7 @@ export class TextScan {
     this.hashtags = this.nonSpace = this.urls = this.urlChars = this.tags = this.linkMarkup = 0;
     this.script = this.sql = this.words = this.gibberish = this.runs = this.longestRun = 0;
     this.adjacentRepeats = this.keyCount = this.sampleLength = this.sampleWords = this.sampleLetters = 0;
+    if (this.keys.length > MAX_KEPT_KEYS) this.keys = new Int32Array(1024); // let a huge text's buffer go
     this.urlSpans.length = 0;
     this.urlBare.length = 0;
     this.hits.length = 0;
@@ -524,7 +522,7 @@ class Scanner {
       case SPECIAL.INSERT:
       case SPECIAL.EXEC:
       case SPECIAL.SHUTDOWN:
-        if (this.afterSemicolon(start)) {
+        if (afterValueSemicolon(this.text, start)) {
           if (code === SPECIAL.SHUTDOWN) out.sql |= SQL.STACKED;
           else this.pendingStacked = code;
         }
@@ -551,21 +549,6 @@ class Scanner {
   }
 
   /** A statement start after a value: "1; DROP", "'; EXEC", ");DELETE" (not "the list; insert"). */
-  private afterSemicolon(start: number): boolean {
-    const text = this.text;
-    let k = start - 1;
-    while (k >= 0 && k >= start - 8 && isBlank(text.charCodeAt(k))) k--;
-    if (k < 0 || text.charCodeAt(k) !== 0x3b) return false;
-    k--;
-    while (k >= 0 && isBlank(text.charCodeAt(k))) {
-      if (k < start - 16) return false;
-      k--;
-    }
-    if (k < 0) return true;
-    const c = text.charCodeAt(k);
-    return (c >= 0x30 && c <= 0x39) || c === 0x27 || c === 0x22 || c === 0x60 || c === 0x29;
-  }
-
   /** Characters outside words. */
   private other(c: number, i: number, bits: number): void {
     const out = this.out;
@@ -591,122 +574,21 @@ class Scanner {
       case 0xff03:
         if (i + 1 < this.n && (this.cls[text.charCodeAt(i + 1)]! & LETTER) !== 0) {
           const before = i > 0 ? text.charCodeAt(i - 1) : 0x20;
-          if (before !== 0x26 && (this.cls[before]! & (LETTER | DIGIT)) === 0 && !this.hexColor(i + 1)) out.hashtags++;
+          if (before !== 0x26 && (this.cls[before]! & (LETTER | DIGIT)) === 0 && !isHexColor(text, i + 1, this.cls)) out.hashtags++;
         }
         break;
       case 0x3c: // <
-        this.tag(i);
+        tagShapes(text, i, out);
         break;
       case 0x5b: // [
-        if ((startsWithLower(text, i + 1, 'url') && isAny(text.charCodeAt(i + 4), 0x3d, 0x5d))
-          || (startsWithLower(text, i + 1, 'link') && isAny(text.charCodeAt(i + 5), 0x3d, 0x5d))) out.linkMarkup++;
+        if (isBbLink(text, i)) out.linkMarkup++;
         break;
       case 0x27: // '
       case 0x22: // "
       case 0x60: // `
-        this.quote(i);
+        out.sql |= quoteShapes(text, i);
         break;
     }
-  }
-
-  /** "#fff", "#FF00AA", "#ff00aa80": a colour, no hashtag. */
-  private hexColor(from: number): boolean {
-    const text = this.text;
-    let j = from;
-    while (j < this.n && j - from <= 8 && isHexDigit(text.charCodeAt(j))) j++;
-    const length = j - from;
-    if (length !== 3 && length !== 4 && length !== 6 && length !== 8) return false;
-    return j >= this.n || (this.cls[text.charCodeAt(j)]! & (LETTER | DIGIT)) === 0;
-  }
-
-  /** An HTML tag at '<': known names count; script, frames and on…= handlers are injection shapes. */
-  private tag(i: number): void {
-    const text = this.text;
-    const n = this.n;
-    let j = i + 1;
-    const closing = j < n && text.charCodeAt(j) === 0x2f;
-    if (closing) j++;
-    const nameStart = j;
-    while (j < n && j - nameStart <= 10 && isAsciiAlnum(text.charCodeAt(j))) j++;
-    if (j === nameStart || !isAsciiLetter(text.charCodeAt(nameStart))) return;
-    if (j < n) {
-      const after = text.charCodeAt(j);
-      if (after !== 0x3e && after !== 0x2f && after !== 0x20 && after !== 0x09 && after !== 0x0a && after !== 0x0d && after !== 0x0c) return;
-    }
-    const name = text.slice(nameStart, j).toLowerCase();
-    const out = this.out;
-    if (KNOWN_TAGS.has(name)) out.tags++;
-    if (closing) return;
-    const shape = SCRIPT_TAGS.get(name);
-    if (shape !== undefined) out.script |= shape;
-    // Attributes, up to the tag's end, the next '<' or the bound.
-    const limit = Math.min(n, j + MAX_TAG_ATTRIBUTES);
-    let href = false;
-    for (let k = j; k < limit; k++) {
-      const c = text.charCodeAt(k);
-      if (c === 0x3e || c === 0x3c) break;
-      if (c !== 0x6f && c !== 0x4f && c !== 0x68 && c !== 0x48) continue;
-      const before = text.charCodeAt(k - 1);
-      if (before !== 0x20 && before !== 0x2f && before !== 0x22 && before !== 0x27 && before !== 0x09 && before !== 0x0a && before !== 0x0d) continue;
-      if ((c | 0x20) === 0x68) {
-        if (startsWithLower(text, k, 'href')) href = true;
-        continue;
-      }
-      if (k + 1 >= limit || (text.charCodeAt(k + 1) | 0x20) !== 0x6e) continue;
-      let m = k + 2;
-      while (m < limit && isAsciiLetter(text.charCodeAt(m))) m++;
-      if (m - k - 2 >= 3) {
-        let e = m;
-        while (e < limit && (text.charCodeAt(e) === 0x20 || text.charCodeAt(e) === 0x09)) e++;
-        if (e < limit && text.charCodeAt(e) === 0x3d) out.script |= SCRIPT.HANDLER;
-      }
-      k = m - 1;
-    }
-    if (href && name === 'a') out.linkMarkup++;
-  }
-
-  /** A quote followed by an SQL comment ("admin'--") or an OR/AND tautology ("' OR 1=1", "' or 'a'='a"). */
-  private quote(i: number): void {
-    const text = this.text;
-    const n = this.n;
-    const c = text.charCodeAt(i);
-    if (c === 0x27 && i > 0) {
-      const before = text.charCodeAt(i - 1);
-      const c1 = i + 1 < n ? text.charCodeAt(i + 1) : 0;
-      const c2 = i + 2 < n ? text.charCodeAt(i + 2) : 0;
-      const c3 = i + 3 < n ? text.charCodeAt(i + 3) : 0x20;
-      if ((isAsciiAlnum(before) || before === 0x29)
-        && ((c1 === 0x2d && c2 === 0x2d && c3 <= 0x20) || (c1 === 0x2f && c2 === 0x2a) || (c1 === 0x23 && c2 <= 0x20))) {
-        this.out.sql |= SQL.COMMENT;
-        return;
-      }
-    }
-    let k = i + 1;
-    while (k < n && k - i <= 4 && text.charCodeAt(k) === 0x20) k++;
-    let after: number;
-    if (startsWithLower(text, k, 'or')) after = k + 2;
-    else if (startsWithLower(text, k, 'and')) after = k + 3;
-    else if (startsWithLower(text, k, '||')) after = k + 2;
-    else return;
-    if (after < n && isAsciiAlnum(text.charCodeAt(after))) return;
-    const window = text.slice(after, Math.min(n, after + TAUTOLOGY_WINDOW)).toLowerCase();
-    const m = TAUTOLOGY.exec(window);
-    if (m !== null && (m[2] === undefined || m[2] === m[3])) this.out.sql |= SQL.TAUTOLOGY;
-  }
-
-  /** At a word start: http://, https://, ftp:// or www. links. */
-  private schemeUrl(i: number): boolean {
-    const text = this.text;
-    let hostStart: number;
-    if (startsWithLower(text, i, 'https://')) hostStart = i + 8;
-    else if (startsWithLower(text, i, 'http://')) hostStart = i + 7;
-    else if (startsWithLower(text, i, 'www.')) hostStart = i + 4;
-    else if (startsWithLower(text, i, 'ftp://')) hostStart = i + 6;
-    else return false;
-    const end = this.urlEnd(hostStart);
-    if (end <= hostStart || text.charCodeAt(hostStart) === 0x2f) return false;
-    this.addUrl(i, end, text.charCodeAt(i + 3) === 0x2e);
-    return true;
   }
 
   /** Runs of one repeated letter or digit inside a word ("aaaaaaaaaaaa", "0000000000"). */
@@ -723,53 +605,27 @@ class Scanner {
     if (run >= RUN_MIN) this.endRun(run);
   }
 
-  /** After a word ending at '.': a bare domain with a common TLD ("cheap-pills.com/buy"). */
-  private bareDomain(dot: number, hostRun: number): boolean {
+  /** At a word start: http://, https://, ftp:// or www. links. */
+  private schemeUrl(i: number): boolean {
     const text = this.text;
-    const n = this.n;
-    // Labels after the dot; the whole chain is parsed once, hit or miss.
-    let j = dot;
-    let labelStart = dot;
-    while (j < n && text.charCodeAt(j) === 0x2e) {
-      labelStart = j + 1;
-      let k = labelStart;
-      while (k < n && k - labelStart < 63 && isHostChar(text.charCodeAt(k))) k++;
-      if (k === labelStart) break;
-      j = k;
-    }
-    this.chainEnd = j;
-    let start = hostRun;
-    if (start < 0 || labelStart >= j || j - labelStart > 24) return false;
-    while (start < dot && text.charCodeAt(start) === 0x2d) start++;
-    if (start >= dot) return false;
-    if (start > 0) {
-      const before = text.charCodeAt(start - 1);
-      if (before === 0x40 || before === 0x2e || before === 0x2f || before === 0x5c || before === 0x3a) return false;
-    }
-    for (let k = start; k < dot; k++) if (text.charCodeAt(k) === 0x40) return false; // an e-mail address
-    if (j < n && (this.cls[text.charCodeAt(j)]! & (LETTER | DIGIT)) !== 0) return false;
-    for (let k = labelStart; k < j; k++) {
-      const c = text.charCodeAt(k);
-      if (c < 0x61 || c > 0x7a) return false; // TLDs are read in lower case only ("ASP.NET" is no link)
-    }
-    if (!isBareDomainTld(text.slice(labelStart, j))) return false;
-    const end = j < n && (text.charCodeAt(j) === 0x2f || text.charCodeAt(j) === 0x3a) ? this.urlEnd(j) : j;
-    this.addUrl(start, end, true);
+    const hostStart = schemeHostStart(text, i);
+    if (hostStart < 0) return false;
+    const end = urlEnd(text, hostStart, this.cls);
+    if (end <= hostStart || text.charCodeAt(hostStart) === 0x2f) return false;
+    this.addUrl(i, end, text.charCodeAt(i + 3) === 0x2e);
     return true;
   }
 
-  private urlEnd(from: number): number {
+  /** After a word ending at '.': a bare domain with a common TLD; the chain of labels is read once. */
+  private bareDomain(dot: number, hostRun: number): boolean {
+    this.chainEnd = domainChainEnd(this.text, dot);
+    const start = bareDomainStart(this.text, dot, this.chainEnd, hostRun, this.cls);
+    if (start < 0) return false;
     const text = this.text;
-    const n = this.n;
-    const cls = this.cls;
-    let j = from;
-    while (j < n) {
-      const c = text.charCodeAt(j);
-      if (c <= 0x20 || (c < 0x80 && URL_STOP[c] === 1) || (c >= 0x80 && (cls[c]! & SPACE) !== 0)) break;
-      j++;
-    }
-    while (j > from && URL_TRAIL[text.charCodeAt(j - 1)] === 1) j--;
-    return j;
+    const j = this.chainEnd;
+    const end = j < this.n && (text.charCodeAt(j) === 0x2f || text.charCodeAt(j) === 0x3a) ? urlEnd(text, j, this.cls) : j;
+    this.addUrl(start, end, true);
+    return true;
   }
 
   private addUrl(start: number, end: number, bare: boolean): void {
@@ -792,55 +648,3 @@ class Scanner {
 }
 
 const scanner = new Scanner();
-
-const URL_STOP = new Uint8Array(128);
-for (const ch of '<>"\'`{}|\\^[]') URL_STOP[ch.charCodeAt(0)] = 1;
-URL_STOP[0x7f] = 1;
-const URL_TRAIL = new Uint8Array(0x10000);
-for (const ch of '.,;:!?)*\'"') URL_TRAIL[ch.charCodeAt(0)] = 1;
-
-/** "ht…", "ww…" or "ft…" in any case: the only word starts schemeUrl needs to look at. */
-function mayStartUrl(c: number, next: number): boolean {
-  const c1 = c | 0x20;
-  const c2 = next | 0x20;
-  return ((c1 === 0x68 || c1 === 0x66) && c2 === 0x74) || (c1 === 0x77 && c2 === 0x77);
-}
-
-function isAsciiLetter(c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
-}
-
-function isAsciiAlnum(c: number): boolean {
-  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39);
-}
-
-function isHostChar(c: number): boolean {
-  return isAsciiAlnum(c) || c === 0x2d;
-}
-
-function isBlank(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-}
-
-function isHexDigit(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
-}
-
-function isDigitOrQuote(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || c === 0x27 || c === 0x22;
-}
-
-function isAny(c: number, a: number, b: number): boolean {
-  return c === a || c === b;
-}
-
-/** Whether text[i…] starts with `lower` (ASCII, given in lower case), ignoring ASCII case. */
-export function startsWithLower(text: string, i: number, lower: string): boolean {
-  if (i < 0 || i + lower.length > text.length) return false;
-  for (let k = 0; k < lower.length; k++) {
-    let c = text.charCodeAt(i + k);
-    if (c >= 0x41 && c <= 0x5a) c += 0x20;
-    if (c !== lower.charCodeAt(k)) return false;
-  }
-  return true;
-}
