@@ -19,6 +19,7 @@ import { registerApiRoutes } from './routes/api.js';
 import { startIntelligence, type Intelligence } from './intel/start.js';
 import { loadClassifierLists, type ClassifierLists } from './classifier/classifier-lists.js';
 import { createMxLookup, type MxLookup } from './classifier/mx-lookup.js';
+import { startClassifier } from './classifier/service.js';
 import { registerOpsRoutes, resolveSecurityTxt } from './routes/ops.js';
 import { openServices, type Services } from './services.js';
 import { SharedMemoryStore } from './store/index.js';
@@ -128,10 +129,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   const classifierLists = await loadClassifierLists(config, logger);
   const offClassifier = link?.on((m) => { if (m.t === 'list-updated') void classifierLists.reload(m.name); });
   const mx = createMxLookup({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT });
+  const classifier = await startClassifier(config, services.db, classifierLists, mx, logger);
   const abuse = createAbuseProtection(config, {
     store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
   });
-  registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel);
+  registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
   const access = config.ACCESS_LOG_ENABLED ? accessLog(logger) : null;
@@ -180,6 +182,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   try {
     port = await server.listen();
   } catch (err) {
+    await classifier.close().catch(() => {});
     await services.close(1000);
     throw err;
   }
@@ -210,6 +213,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (left > 0) logger.warn({ inFlight: left }, 'shutdown timeout: closing connections with requests in flight');
       server.close();
       mx.close();
+      await classifier.close().catch(() => {});
       await services.close(timeoutMs);
       metrics.close();
     },

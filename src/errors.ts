@@ -70,6 +70,8 @@ export class PalisadeError extends Error {
   readonly code: ErrorCode;
   readonly statusCode: number;
   readonly retryAfter: number | undefined;
+  /** The explicit detail, when one was given: a 4xx answer carries it as `message`. */
+  readonly detail: string | undefined;
 
   constructor(code: ErrorCode, detail?: string, retryAfter?: number) {
     const limit = Error.stackTraceLimit;
@@ -83,6 +85,7 @@ export class PalisadeError extends Error {
     this.code = code;
     this.statusCode = ERRORS[code].status;
     this.retryAfter = retryAfter;
+    this.detail = detail;
   }
 }
 
@@ -93,6 +96,16 @@ export function isPalisadeError(err: unknown): err is PalisadeError {
 /** The JSON body of an error response: `{"error":CODE,"statusCode":N}`. */
 export function errorBody(code: ErrorCode): string {
   return ERROR_BODIES[code];
+}
+
+/**
+ * The body answering `err`: a client error (4xx) with an explicit detail says what was wrong in
+ * `message` (`{"error":CODE,"statusCode":N,"message":"…"}`); details are written for the caller and
+ * never hold a secret. Server errors keep the bare body.
+ */
+export function errorBodyOf(err: PalisadeError): string {
+  if (err.detail === undefined || err.statusCode >= 500) return ERROR_BODIES[err.code];
+  return JSON.stringify({ error: err.code, statusCode: err.statusCode, message: err.detail });
 }
 
 const ERROR_BODIES = Object.fromEntries(

@@ -29,7 +29,7 @@ export interface NewTrainingExample {
 export const TRAINING_LIMITS = Object.freeze({
   maxTextLength: 10_000,
   /** Most examples per account: the similarity index of one account stays small enough to build on the request path. */
-  maxPerAccount: 5_000,
+  maxPerAccount: 1_000,
   groupPattern: /^[a-z0-9][a-z0-9_.-]{0,63}$/,
 });
 

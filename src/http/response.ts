@@ -1,7 +1,7 @@
 // Writing replies: the status line, Content-Type and CORS headers, the usage and access-log hooks
 // around the write, error replies from the catalogue, and the CORS preflight.
 import type { HttpResponse } from 'uWebSockets.js';
-import { ERRORS, type ErrorCode, errorBody, isPalisadeError } from '../errors.js';
+import { ERRORS, type ErrorCode, errorBody, errorBodyOf, isPalisadeError } from '../errors.js';
 import { originMatcher } from './hosts.js';
 import type { Request } from './request.js';
 import type { Route } from './router.js';
@@ -68,14 +68,16 @@ export function createResponder(
   const fail = (res: HttpResponse, p: Pending, req: Request, route: Route | undefined, err: unknown, close = false) => {
     let code: ErrorCode = 'INTERNAL';
     let headers: Record<string, string> | undefined;
+    let body: string | undefined;
     if (isPalisadeError(err)) {
       code = err.code;
+      body = errorBodyOf(err);
       if (err.retryAfter !== undefined) headers = { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfter))) };
     } else {
       log.error({ err, method: req.method, path: req.path }, 'unhandled error in request');
     }
     options.onErrorCode?.(code);
-    respond(res, p, req, route, { status: ERRORS[code].status, body: errorBody(code), headers }, close);
+    respond(res, p, req, route, { status: ERRORS[code].status, body: body ?? errorBody(code), headers }, close);
   };
 
   const preflight = (res: HttpResponse, p: Pending, req: Request) => {

@@ -1,6 +1,8 @@
 // Challenge policy: what GET /v1/challenge issues for an API key (ApiKey.challengePolicy, JSON),
 // validated once and completed with the defaults below; and adaptive difficulty (scalePolicy).
 import { COUNTRY_RULE_FIELDS, parseCountryRules } from '../intel/key-countries.js';
+import { RULE_NAMES } from '../classifier/classify.js';
+import { parseClassificationPolicy } from '../classifier/policy.js';
 import { PalisadeError } from '../errors.js';
 import { POW_ALGORITHMS, type PowAlgorithm } from './derive.js';
 
@@ -96,7 +98,7 @@ export const ALGORITHM_DEFAULTS: Readonly<Record<PowAlgorithm, AlgorithmDefaults
 
 const STORED_FIELDS = new Set([
   'version', 'algorithm', 'cost', 'memoryCost', 'parallelism', 'keyLength', 'mode', 'counterMin', 'counterMax',
-  'maxnumber', 'keyPrefix', 'keyPrefixLength', 'expiresInMs', 'maxCost', ...COUNTRY_RULE_FIELDS,
+  'maxnumber', 'keyPrefix', 'keyPrefixLength', 'expiresInMs', 'maxCost', 'classification', ...COUNTRY_RULE_FIELDS,
 ]);
 
 const DIGEST_BYTES: Record<string, number> = { 'SHA-256': 32, 'SHA-384': 48, 'SHA-512': 64 };
@@ -118,6 +120,8 @@ export function resolvePolicy(stored: Readonly<Record<string, unknown>> | null, 
   // Country rules (src/intel/key-countries.ts) are checked here so a policy with unknown codes is
   // refused when it is set, not when a client arrives.
   parseCountryRules(s);
+  // So are the classification settings (src/classifier/policy.ts).
+  parseClassificationPolicy(s, RULE_NAMES);
   const version = optionalInt(s, 'version', 1, 2) ?? POLICY_DEFAULTS.version;
   const policy = version === 1 ? resolveV1(s) : resolveV2(s, limits);
   const max = limits.maxExpiresMs;

@@ -9,6 +9,7 @@ import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
 import { deleteOldRequestLogs } from '../db/request-logs.js';
+import { deleteOldSpamSubmissions } from '../db/spam-submissions.js';
 import { pruneUsageFlushes, writeUsageBatch } from '../db/usage.js';
 import type { Logger } from '../log.js';
 import { databaseOptions, stateStoreOptions } from '../services.js';
@@ -68,8 +69,10 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
       const deleted = await deleteOldRequestLogs(openDb.sql, config.REQUEST_LOGS_TTL);
       await pruneUsageFlushes(openDb.sql, 7 * 86_400_000);
       if (deleted > 0) logger.info({ deleted }, 'request logs past REQUEST_LOGS_TTL deleted');
+      const submissions = await deleteOldSpamSubmissions(openDb.sql, config.DELETE_SPAM_SUBMISSIONS_IN);
+      if (submissions > 0) logger.info({ deleted: submissions }, 'spam submissions past DELETE_SPAM_SUBMISSIONS_IN deleted');
     } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'request-log retention failed; retrying later');
+      logger.warn({ err: (err as Error).message }, 'retention (request logs, spam submissions) failed; retrying later');
     }
   };
   if (config.REDIS_URL) warnUnlessRedisPersists(config, logger).catch(() => {});

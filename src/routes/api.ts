@@ -19,10 +19,14 @@ import { usageRoute } from './usage.js';
 import { createVerifySignatureHandler } from './verify-signature.js';
 import { createVerifyHandler } from './verify.js';
 import { inspectRoute } from './inspect.js';
+import { classifierRoute } from './classifier.js';
+import type { ClassifierService } from '../classifier/service.js';
 import type { Intel } from '../intel/intel.js';
 import { checkCountry, parseCountryRules, type CountryRules } from '../intel/key-countries.js';
 
-export function registerApiRoutes(router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection, intel?: Intel): void {
+export function registerApiRoutes(
+  router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection, intel?: Intel, classifier?: ClassifierService,
+): void {
   const { store, keys, usage } = services;
   const claimOnce = (id: string, untilMs: number) => store.claimOnce(id, untilMs);
   // The verify route's claim: a boolean at once when the store answers on this thread.
@@ -160,6 +164,13 @@ export function registerApiRoutes(router: Router, config: Config, services: Serv
       lists: (ip) => intel.lists(ip),
       anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     }));
+  }
+
+  if (classifier !== undefined && intel !== undefined) {
+    router.add('POST', '/v1/classifier', classifierRoute({
+      authorize: async (req) => charged(await server(req)),
+      classifier, intel, penalty, countUsage, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
+    }), { bodyLimit: config.CLASSIFIER_BODY_LIMIT });
   }
 
   router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));
