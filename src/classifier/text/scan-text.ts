@@ -453,7 +453,7 @@ class Scanner {
   /** Counts lexicon entry `id` once per scan, after checking the span really spells it. */
   private confirm(id: number, start: number, end: number, joined: boolean): void {
     if (stamps[id] === call) return;
-    if (canonicalWords(this.text, start, end, joined) !== this.model.lexicon.canonical[id]) return;
+    if (canonicalWords(this.text, start, end, joined) !== this.lexicon.canonical[id]) return;
     stamps[id] = call;
     this.out.hits.push(id);
   }
@@ -483,9 +483,8 @@ class Scanner {
 
   private flushSpaced(): void {
     if (this.spacedLength >= 4) {
-      const lexicon = this.model.lexicon;
-      const id = lexicon.index.get(this.spacedHash);
-      if (id !== undefined && (lexicon.flags[id]! & TERM) !== 0) this.confirm(id, this.spacedStart, this.spacedEnd, true);
+      const id = findEntry(this.lexicon, this.spacedHash);
+      if (id >= 0 && (this.lexicon.flags[id]! & TERM) !== 0) this.confirm(id, this.spacedStart, this.spacedEnd, true);
     }
     this.spacedLength = 0;
   }
