@@ -368,7 +368,7 @@ class Scanner {
         out.keys = grown;
       }
       out.keys[out.keyCount++] = key;
-      if (!leet && this.digits === 0 && start >= this.sampleStart && end <= this.sampleEnd && out.sampleLength < SAMPLE_CHARS) {
+      if (out.sampleLength < SAMPLE_CHARS && !leet && this.digits === 0 && start >= this.sampleStart && end <= this.sampleEnd) {
         out.sample.push(this.text.slice(start, end));
         out.sampleLength += end - start + 1;
         out.sampleWords++;
@@ -407,13 +407,15 @@ class Scanner {
         this.nextActiveStart[next++] = this.activeStart[a]!;
       }
     }
-    const swap = this.active;
-    const swapStart = this.activeStart;
-    this.active = this.nextActive;
-    this.activeStart = this.nextActiveStart;
-    this.nextActive = swap;
-    this.nextActiveStart = swapStart;
-    this.activeCount = next;
+    if (next !== 0 || this.activeCount !== 0) {
+      const swap = this.active;
+      const swapStart = this.activeStart;
+      this.active = this.nextActive;
+      this.activeStart = this.nextActiveStart;
+      this.nextActive = swap;
+      this.nextActiveStart = swapStart;
+      this.activeCount = next;
+    }
 
     if (code !== 0 || this.pendingStacked !== 0) this.specialWord(code, start, end);
     this.prevSpecial2 = this.prevSpecial;
