@@ -70,6 +70,7 @@ export function analyzeText(input: TextInput, options: TextOptions): TextBlock {
   const language = detector !== null && scan.sampleWords >= MIN_SAMPLE_WORDS && scan.sampleLetters >= MIN_SAMPLE_LETTERS
     ? detector.detect(scan.sample.join(' '))
     : null;
+  scan.sample.length = 0; // slices of the text: do not keep a large text alive until the next call
   const classifier = input.classifier ?? (language !== null && VOCABULARY_LANGUAGES.includes(language) ? language : 'en');
   const languages = language === null || language === classifier ? [classifier] : [classifier, language];
 

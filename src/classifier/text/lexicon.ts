@@ -39,9 +39,7 @@ export interface Posting {
 }
 
 export interface Lexicon {
-  /** Word or phrase key → entry id. */
-  readonly index: ReadonlyMap<number, number>;
-  /** The same as an open-addressing table (findEntry): keys, entry id + 1 (0 = empty slot). */
+  /** Word or phrase key → entry id as an open-addressing table (findEntry): keys, entry id + 1 (0 = empty slot). */
   readonly slotKeys: Int32Array;
   readonly slotIds: Int32Array;
   /** 32 − log2(slots): a key's home slot is the top bits of its multiplicative hash. */
@@ -127,7 +125,7 @@ export function buildLexicon(files: readonly string[]): Lexicon {
     slotIds[slot] = id + 1;
   }
   return {
-    index, slotKeys, slotIds, shift, canonical, flags: Uint8Array.from(flags), special: Uint8Array.from(special), postings, maxWords,
+    slotKeys, slotIds, shift, canonical, flags: Uint8Array.from(flags), special: Uint8Array.from(special), postings, maxWords,
   };
 }
 

@@ -368,7 +368,7 @@ class Scanner {
         out.keys = grown;
       }
       out.keys[out.keyCount++] = key;
-      if (!leet && this.digits === 0 && start >= this.sampleStart && end <= this.sampleEnd && out.sampleLength < SAMPLE_CHARS) {
+      if (out.sampleLength < SAMPLE_CHARS && !leet && this.digits === 0 && start >= this.sampleStart && end <= this.sampleEnd) {
         out.sample.push(this.text.slice(start, end));
         out.sampleLength += end - start + 1;
         out.sampleWords++;
@@ -407,13 +407,15 @@ class Scanner {
         this.nextActiveStart[next++] = this.activeStart[a]!;
       }
     }
-    const swap = this.active;
-    const swapStart = this.activeStart;
-    this.active = this.nextActive;
-    this.activeStart = this.nextActiveStart;
-    this.nextActive = swap;
-    this.nextActiveStart = swapStart;
-    this.activeCount = next;
+    if (next !== 0 || this.activeCount !== 0) {
+      const swap = this.active;
+      const swapStart = this.activeStart;
+      this.active = this.nextActive;
+      this.activeStart = this.nextActiveStart;
+      this.nextActive = swap;
+      this.nextActiveStart = swapStart;
+      this.activeCount = next;
+    }
 
     if (code !== 0 || this.pendingStacked !== 0) this.specialWord(code, start, end);
     this.prevSpecial2 = this.prevSpecial;
@@ -453,7 +455,7 @@ class Scanner {
   /** Counts lexicon entry `id` once per scan, after checking the span really spells it. */
   private confirm(id: number, start: number, end: number, joined: boolean): void {
     if (stamps[id] === call) return;
-    if (canonicalWords(this.text, start, end, joined) !== this.model.lexicon.canonical[id]) return;
+    if (canonicalWords(this.text, start, end, joined) !== this.lexicon.canonical[id]) return;
     stamps[id] = call;
     this.out.hits.push(id);
   }
@@ -483,9 +485,8 @@ class Scanner {
 
   private flushSpaced(): void {
     if (this.spacedLength >= 4) {
-      const lexicon = this.model.lexicon;
-      const id = lexicon.index.get(this.spacedHash);
-      if (id !== undefined && (lexicon.flags[id]! & TERM) !== 0) this.confirm(id, this.spacedStart, this.spacedEnd, true);
+      const id = findEntry(this.lexicon, this.spacedHash);
+      if (id >= 0 && (this.lexicon.flags[id]! & TERM) !== 0) this.confirm(id, this.spacedStart, this.spacedEnd, true);
     }
     this.spacedLength = 0;
   }

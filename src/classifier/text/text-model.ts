@@ -1,11 +1,11 @@
 // Everything the text rules look things up in, built once per process on first use (~60 ms:
 // the character tables, the vocabularies, the letter trigrams, the shortener list).
 // prepareTextAnalysis() builds it ahead of the first request.
+import { readFileSync } from 'node:fs';
 import { charTables } from './char-class.js';
 import { buildLexicon, VOCABULARY_DIR, type Lexicon } from './lexicon.js';
 import { loadShorteners, type Shorteners } from './links.js';
 import { VOCABULARY_FAMILIES } from './text-rules.js';
-import { readFileSync } from 'node:fs';
 
 export interface TextModel {
   readonly lexicon: Lexicon;

@@ -114,10 +114,6 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
 
 export const TEXT_RULE_NAMES: readonly string[] = Object.freeze(TEXT_RULES.map((r) => r.name));
 
-export function ruleScore(name: string): number {
-  return TEXT_RULES.find((r) => r.name === name)!.score;
-}
-
 /** 0 at or below `from`, 1 at or above `to`, linear between. */
 export function ramp(x: number, from: number, to: number): number {
   return x <= from ? 0 : x >= to ? 1 : (x - from) / (to - from);
