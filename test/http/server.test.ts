@@ -68,10 +68,11 @@ describe('HTTP layer', () => {
     let res = await post('{"a":');
     assert.equal(res.status, 400);
     assert.deepEqual(await res.json(), { error: 'INVALID_JSON', statusCode: 400 });
+    // A 4xx with an explicit detail says what was wrong.
     res = await post('');
-    assert.deepEqual(await res.json(), { error: 'INVALID_JSON', statusCode: 400 });
+    assert.deepEqual(await res.json(), { error: 'INVALID_JSON', statusCode: 400, message: 'The body is empty.' });
     res = await post(new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]));
-    assert.deepEqual(await res.json(), { error: 'INVALID_JSON', statusCode: 400 });
+    assert.deepEqual(await res.json(), { error: 'INVALID_JSON', statusCode: 400, message: 'The body is not valid UTF-8.' });
     res = await post('{"a":1}', 'application/x-www-form-urlencoded');
     assert.equal(res.status, 415);
     assert.deepEqual(await res.json(), { error: 'UNSUPPORTED_MEDIA_TYPE', statusCode: 415 });
