@@ -38,6 +38,8 @@ export interface ClassifyInput {
   readonly email?: string | null;
   /** IP intelligence of the sender's address; null = no ip block (and no IP location). */
   readonly ip?: IpSignals | null;
+  /** false: `ip` locates the sender but the ip block is left out (its facts are weighed elsewhere). Default true. */
+  readonly ipRules?: boolean;
   /** The abuse penalty of the address when it is the requester's own; default 0. */
   readonly penalty?: number;
   readonly timeZone?: string | null;
@@ -84,7 +86,7 @@ export async function classify(input: ClassifyInput, deps: ClassifierDeps): Prom
   const similarity = hasText && input.similarity != null && input.similarity.size > 0
     ? analyzeSimilarity(input.similarity, input.texts, { disabled })
     : null;
-  const ip = input.ip == null ? null : analyzeIp(input.ip, input.penalty ?? 0, disabled);
+  const ip = input.ip == null || input.ipRules === false ? null : analyzeIp(input.ip, input.penalty ?? 0, disabled);
   const location = analyzeLocation(input.ip ?? null, input.timeZone ?? null, input.countries ?? NO_COUNTRIES, disabled);
   const device = input.userAgent == null ? null : analyzeDevice(input.userAgent, disabled);
   const email = emailing === null ? null : await emailing;

@@ -18,12 +18,15 @@ export interface ClassificationPolicy {
   readonly badScore: number;
   readonly expectedLanguages: readonly string[] | null;
   readonly disableRules: ReadonlySet<string>;
+  /** The x-altcha-config `sentinel` object the challenge route sends the widget. */
+  readonly sentinel: { readonly fields: boolean; readonly timeZone: boolean };
 }
 
 export const DEFAULT_BANDS = Object.freeze({ neutralScore: 1, badScore: 2 });
 
 export const DEFAULT_CLASSIFICATION_POLICY: ClassificationPolicy = Object.freeze({
   fields: false, timeZone: false, blockBad: false, ...DEFAULT_BANDS, expectedLanguages: null, disableRules: new Set<string>(),
+  sentinel: Object.freeze({ fields: false, timeZone: false }),
 });
 
 const FIELDS = new Set(['fields', 'timeZone', 'blockBad', 'neutralScore', 'badScore', 'expectedLanguages', 'disableRules']);
@@ -55,8 +58,10 @@ export function parseClassificationPolicy(stored: Readonly<Record<string, unknow
     if (unknown.length > 0) invalid(`classification: disableRules names unknown rules: ${unknown.slice(0, 10).map((r) => JSON.stringify(r.slice(0, 40))).join(', ')}`);
     for (const r of v as string[]) disableRules.add(r);
   }
+  const timeZone = bool(s, 'timeZone') ?? fields;
   return Object.freeze({
-    fields, timeZone: bool(s, 'timeZone') ?? fields, blockBad: bool(s, 'blockBad') ?? false, neutralScore, badScore, expectedLanguages, disableRules,
+    fields, timeZone, blockBad: bool(s, 'blockBad') ?? false, neutralScore, badScore, expectedLanguages, disableRules,
+    sentinel: Object.freeze({ fields, timeZone }),
   });
 }
 

@@ -51,6 +51,8 @@ export interface ServerPayloadInput {
   readonly threats?: Readonly<Partial<Record<ThreatName, string>>> | null;
   /** More signed facts from other checks, dotted names for nesting: {'text.language': 'en'}. */
   readonly extra?: Readonly<Record<string, string | number | boolean>> | null;
+  /** The classification signed; default classify(score) with the protocol's bands (a key's policy may move them). */
+  readonly classification?: Classification;
   /** Lifetime of the payload (verificationData.expire = now + ttl). */
   readonly ttlMs: number;
   /** Epoch ms; default Date.now(). */
@@ -96,7 +98,7 @@ export function createServerPayload(input: ServerPayloadInput): ServerPayload {
  */
 export function sortedVerificationData(input: ServerPayloadInput, now: number, id: string, score: number): string {
   const entries: [string, string][] = [
-    ['classification', classify(score)],
+    ['classification', input.classification ?? classify(score)],
     ['expire', String(Math.floor((now + input.ttlMs) / 1000))],
     ['id', id],
     ['score', String(score)],
@@ -138,7 +140,7 @@ export function sortedVerificationData(input: ServerPayloadInput, now: number, i
 export function orderedVerificationData(input: ServerPayloadInput, now: number, id: string, score: number): string {
   let out = '';
   if (input.challengeAlgorithm) out += `challengeAlgorithm=${encode(input.challengeAlgorithm)}&`;
-  out += `classification=${classify(score)}&expire=${encode(String(Math.floor((now + input.ttlMs) / 1000)))}&`;
+  out += `classification=${input.classification ?? classify(score)}&expire=${encode(String(Math.floor((now + input.ttlMs) / 1000)))}&`;
   if (input.fields) {
     const names = fieldNames(input.fields);
     if (names.length > 0) out += `fields=${encode(names.join(','))}&fieldsHash=${fieldsHash(input.fields, names)}&`;

@@ -20,6 +20,8 @@ import { createVerifySignatureHandler } from './verify-signature.js';
 import { createVerifyHandler } from './verify.js';
 import { inspectRoute } from './inspect.js';
 import { classifierRoute } from './classifier.js';
+import { KeyPolicies } from '../classifier/key-policies.js';
+import { withClassification } from '../classifier/verify-classification.js';
 import type { ClassifierService } from '../classifier/service.js';
 import type { Intel } from '../intel/intel.js';
 import { checkCountry, parseCountryRules, type CountryRules } from '../intel/key-countries.js';
@@ -112,6 +114,7 @@ export function registerApiRoutes(
     void abuse.verificationFailed(req.ip, reason ?? 'UNKNOWN', source);
   };
   const clockSkewMs = config.CLAIM_CLOCK_SKEW;
+  const keyPolicies = new KeyPolicies();
 
   router.add('GET', '/v1/challenge', createChallengeHandler({
     authorizeBrowser: browser,
@@ -127,6 +130,10 @@ export function registerApiRoutes(
     },
     onChallenge: () => metrics.challenges.inc(),
     pool: services.pool,
+    sentinelConfig: classifier === undefined ? undefined : (key) => {
+      const p = keyPolicies.classification(key);
+      return p.fields || p.timeZone ? p.sentinel : null;
+    },
   }, {
     publicBaseUrl: `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`,
     maxMemoryBytes: config.POW_MAX_MEMORY,
@@ -135,7 +142,9 @@ export function registerApiRoutes(
 
   router.add('POST', '/v1/verify', createVerifyHandler({
     authorizeBrowser: verifier, secrets: services.pow, claimOnce: claimNow, penalty, onVerify, countUsage,
-    assess: (input) => abuse.assess(input),
+    assess: classifier === undefined || intel === undefined
+      ? (input) => abuse.assess(input)
+      : withClassification((input) => abuse.assess(input), { classifier, intel, policies: keyPolicies, anonymizeIp: config.ANONYMIZE_IP_ADDRESS }),
     clientSignals: intel === undefined ? undefined : (req) => intel.client(req.ip, req.headers),
   }, {
     clockSkewMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,

@@ -24,6 +24,11 @@ export interface ChallengeRouteDeps {
   readonly onChallenge: () => void;
   /** Ready challenges for expensive deterministic policies; without it they are derived per request. */
   readonly pool?: ChallengePool | null;
+  /**
+   * What the widget must send to /v1/verify for this key (x-altcha-config `sentinel`: the form's
+   * fields, the time zone), or null for nothing beyond the payload. Default: null for every key.
+   */
+  readonly sentinelConfig?: (key: ApiKey) => { readonly fields: boolean; readonly timeZone: boolean } | null;
 }
 
 export interface ChallengeRouteOptions {
@@ -49,6 +54,22 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
   // Keys are cached per worker, so their policy objects are stable: resolve each once.
   const policies = new WeakMap<object, ChallengePolicy>();
   let defaultPolicy: ChallengePolicy | undefined;
+  // x-altcha-config for v1 keys (verifyUrl: their JSON has no `configuration`) and for keys that ask
+  // the widget for more than the payload (sentinel), built once per cached key.
+  const configured = new WeakMap<ApiKey, Readonly<Record<string, string>>>();
+  const headersOf = (key: ApiKey, verifyUrl: string, v1: boolean): Readonly<Record<string, string>> => {
+    const sentinel = deps.sentinelConfig?.(key) ?? null;
+    if (sentinel === null && !v1) return HEADERS;
+    let headers = configured.get(key);
+    if (headers === undefined) {
+      headers = Object.freeze({
+        ...HEADERS, 'x-altcha-config': JSON.stringify(sentinel === null ? { verifyUrl } : { verifyUrl, sentinel }),
+        'access-control-expose-headers': 'x-altcha-config',
+      });
+      configured.set(key, headers);
+    }
+    return headers;
+  };
 
   function policyOf(key: ApiKey): ChallengePolicy {
     const stored = key.challengePolicy;
@@ -67,28 +88,21 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
     if (policy.version === 1) {
       deps.onChallenge();
       // v1 JSON has no `configuration`; the widget reads verifyUrl from this header instead.
-      return {
-        status: 200,
-        headers: {
-          ...HEADERS,
-          'x-altcha-config': JSON.stringify({ verifyUrl }),
-          'access-control-expose-headers': 'x-altcha-config',
-        },
-        body: createChallengeV1(policy, ctx, salt),
-      };
+      return { status: 200, headers: headersOf(key, verifyUrl, true), body: createChallengeV1(policy, ctx, salt) };
     }
     // Probabilistic and cheap deterministic challenges are made inline; expensive ones come from
     // the pool (or, without one, are derived off the event loop per request).
+    const headers = headersOf(key, verifyUrl, false);
     if (policy.mode === 'probabilistic' || !isExpensive(policy)) {
-      return signed(policy, deriveChallengeSync(policy, deps.secrets), ctx);
+      return signed(policy, deriveChallengeSync(policy, deps.secrets), ctx, headers);
     }
     const derived = deps.pool && isPooled(policy) ? deps.pool.take(policy) : deriveChallenge(policy, deps.secrets);
-    return derived.then((d) => signed(policy, d, ctx));
+    return derived.then((d) => signed(policy, d, ctx, headers));
   };
 
-  const signed = (policy: ChallengePolicy, derived: DerivedChallenge, ctx: ChallengeContext): Reply => {
+  const signed = (policy: ChallengePolicy, derived: DerivedChallenge, ctx: ChallengeContext, headers: Readonly<Record<string, string>>): Reply => {
     deps.onChallenge();
-    return { status: 200, headers: HEADERS, body: signChallenge(policy, derived, ctx) };
+    return { status: 200, headers, body: signChallenge(policy, derived, ctx) };
   };
 
   const withKey = (req: RequestContext, key: ApiKey): Reply | Promise<Reply> => {

@@ -4,14 +4,13 @@
 // similarity, rateLimit, time}; a block is null when its input was absent.
 import { classify, RULE_NAMES, type ClassifierResult } from '../classifier/classify.js';
 import type { CountryLists } from '../classifier/network-rules.js';
-import { parseClassificationPolicy, type ClassificationPolicy } from '../classifier/policy.js';
+import { KeyPolicies } from '../classifier/key-policies.js';
 import { parseClassifierRequest, type ClassifierRequest } from '../classifier/request.js';
 import type { ClassifierService } from '../classifier/service.js';
 import { VOCABULARY_LANGUAGES } from '../classifier/text/index.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
 import type { Intel } from '../intel/intel.js';
-import { parseCountryRules, type CountryRules } from '../intel/key-countries.js';
 import { anonymizeIp } from '../ip.js';
 import type { ApiKey } from '../keys/types.js';
 import type { Classification } from '../usage/usage-buffer.js';
@@ -73,25 +72,4 @@ async function classifyRequest(
     email: body.email, ip: signals, penalty, timeZone: body.timeZone, countries, userAgent, similarity: training, disabled,
     bands: policy,
   }, deps.classifier.deps);
-}
-
-/** Each cached key's parsed settings, once per policy object. */
-export class KeyPolicies {
-  readonly #classification = new WeakMap<object, ClassificationPolicy>();
-  readonly #countries = new WeakMap<object, CountryRules | null>();
-
-  classification(key: ApiKey): ClassificationPolicy {
-    const stored = key.challengePolicy;
-    if (stored === null) return parseClassificationPolicy(null, RULE_NAMES);
-    let p = this.#classification.get(stored);
-    if (p === undefined) this.#classification.set(stored, (p = parseClassificationPolicy(stored, RULE_NAMES)));
-    return p;
-  }
-
-  countries(key: ApiKey): CountryRules | null {
-    const stored = key.challengePolicy;
-    if (stored === null) return null;
-    if (!this.#countries.has(stored)) this.#countries.set(stored, parseCountryRules(stored));
-    return this.#countries.get(stored)!;
-  }
 }

@@ -22,6 +22,10 @@ export interface Assessment {
   readonly reasons: readonly string[];
   /** More signed facts, dotted names nest: {'location.countryCode': 'DE'}. */
   readonly extra?: Readonly<Record<string, string | number | boolean>>;
+  /** The classification under the key's bands; default classify(score) with the protocol's. */
+  readonly classification?: Classification;
+  /** Fail the verification with this reason instead of signing it (a key that blocks BAD submissions). */
+  readonly refuse?: 'BAD_CLASSIFICATION';
 }
 
 export interface AssessInput {
@@ -41,7 +45,7 @@ export interface VerifyRouteDeps {
   /** The client's penalty score, reported as verificationData.penalty. */
   readonly penalty: (ip: string) => number | Promise<number>;
   /** palisade_api_verifications_success_total / _failed_total. */
-  readonly onVerify: (success: boolean, reason: VerifyFailure | null, req: RequestContext) => void;
+  readonly onVerify: (success: boolean, reason: VerifyFailure | 'BAD_CLASSIFICATION' | null, req: RequestContext) => void;
   /**
    * Usage: `req` is one request for `key`, with its classification when verified (null when not),
    * and the origin; counted as its reply is written (RequestContext.usage).
@@ -118,6 +122,11 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   const verified = (req: RequestContext, key: ApiKey, body: VerifyBody, result: VerifiedChallenge, enriched: Enriched): Reply => {
     const { penalty, assessment } = enriched;
     const origin = requestOrigin(req);
+    if (assessment.refuse !== undefined) {
+      deps.onVerify(false, assessment.refuse, req);
+      deps.countUsage(req, key, assessment.classification ?? 'BAD', origin);
+      return failure(assessment.refuse);
+    }
     const client = deps.clientSignals?.(req) ?? null;
     if (client !== null) req.clientSignals = client;
     let serverKey = serverKeys.get(key);
@@ -127,9 +136,9 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
       reasons: assessment.reasons, fields: body.fields, ipAddress: o.anonymizeIp ? anonymizeIp(req.ip) : req.ip, origin,
       challengeAlgorithm: result.algorithm, penalty, params: result.params, timeZone: body.timeZone,
       countryCode: client?.country, highRiskCountry: client?.highRiskCountry, threats: client?.threats,
-      extra: assessment.extra ?? null, ttlMs: o.serverPayloadTtlMs,
+      extra: assessment.extra ?? null, ttlMs: o.serverPayloadTtlMs, classification: assessment.classification,
     });
-    const classification = classify(server.score);
+    const classification = assessment.classification ?? classify(server.score);
     deps.onVerify(true, null, req);
     deps.countUsage(req, key, classification, origin);
     return json({
@@ -187,7 +196,7 @@ function within<T>(work: Promise<T>, deadline: number, fallback: T): Promise<T> 
   });
 }
 
-function failure(reason: VerifyFailure): Reply {
+function failure(reason: VerifyFailure | 'BAD_CLASSIFICATION'): Reply {
   let reply = FAILURE_BODIES.get(reason);
   if (!reply) FAILURE_BODIES.set(reason, (reply = json({ verified: false, reason })));
   return reply;

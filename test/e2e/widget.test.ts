@@ -27,6 +27,9 @@ let browser: Browser;
 // keys accept only the site's hostname.
 let keyV2: TestKey;
 let keyV1: TestKey;
+// Classification inside verification, switched on by the key's policy alone (x-altcha-config).
+let keyClassified: TestKey;
+const SPAM_MESSAGE = 'BUY CHEAP VIAGRA AND CIALIS NOW!!! Best online pharmacy, no prescription: http://pills.example/buy http://bit.ly/x2';
 
 async function verifiedCount(): Promise<number> {
   const text = await (await fetch(`${svc.url}/.metrics`)).text();
@@ -38,12 +41,15 @@ before(async () => {
   svc = await startService({ env: { WORKERS: '2' } });
   keyV2 = await createTestKey(svc, { hostnames: ['localhost'] });
   keyV1 = await createTestKey(svc, { hostnames: ['localhost'], challengePolicy: { version: 1, counterMin: 1_000, maxnumber: 5_000 } });
+  keyClassified = await createTestKey(svc, { hostnames: ['localhost'], challengePolicy: { counterMin: 100, counterMax: 1_000, classification: { fields: true } } });
   const bundle = readFileSync(createRequire(import.meta.url).resolve('altcha').replace(/altcha\.umd\.cjs$/, 'altcha.js'));
   const challengeBase = `${svc.url}/v1/challenge`;
   const pages: Record<string, { type: string; body: string | Buffer }> = {
     '/altcha.js': { type: 'text/javascript', body: bundle },
     '/v2.html': { type: 'text/html', body: page(`${challengeBase}?apiKey=${keyV2.id}&params.plan=pro`) },
     '/v1.html': { type: 'text/html', body: page(`${challengeBase}?apiKey=${keyV1.id}`) },
+    '/spam.html': { type: 'text/html', body: plainPage(`${challengeBase}?apiKey=${keyClassified.id}`, SPAM_MESSAGE) },
+    '/ham.html': { type: 'text/html', body: plainPage(`${challengeBase}?apiKey=${keyClassified.id}`, 'Could you tell me when my order will arrive? Thank you.') },
   };
   site = createServer((req, res) => {
     const p = pages[req.url ?? ''];
@@ -73,6 +79,16 @@ world</textarea>
   <altcha-widget challenge="${challengeUrl}"
     configuration='{"serverVerificationFields":true,"serverVerificationTimeZone":true}'></altcha-widget>
   <button type="submit">Send</button>
+</form></body></html>`;
+}
+
+/** A form whose widget is configured by nothing but the challenge's x-altcha-config header. */
+function plainPage(challengeUrl: string, message: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><script type="module" src="/altcha.js"></script></head><body>
+<form id="form" action="/submit" method="post">
+  <input type="text" name="name" value="Ann">
+  <textarea name="message">${message}</textarea>
+  <altcha-widget challenge="${challengeUrl}"></altcha-widget>
 </form></body></html>`;
 }
 
@@ -140,4 +156,29 @@ test('a page on a hostname the key does not list gets ORIGIN_NOT_ALLOWED, never 
   const res = await fetch(`${svc.url}/v1/challenge?apiKey=${keyV2.id}`, { headers: { origin: 'https://evil.example' } });
   assert.equal(res.status, 403);
   assert.deepEqual(await res.json(), { error: 'ORIGIN_NOT_ALLOWED', statusCode: 403 });
+});
+
+test("a key asking for classification: the widget sends the fields because x-altcha-config says so, and the signed verdict classifies them", { skip: !available }, async () => {
+  for (const [path, expected] of [['/spam.html', 'BAD'], ['/ham.html', 'GOOD']] as const) {
+    const p = await browser.newPage();
+    const errors: string[] = [];
+    p.on('pageerror', (e) => errors.push(String(e)));
+    await p.goto(`${siteUrl}${path}`);
+    const { value } = await verifyInPage(p);
+    assert.deepEqual(errors, []);
+    const payload = JSON.parse(Buffer.from(value, 'base64').toString('utf8')) as Record<string, unknown>;
+    const result = await verifyServerSignature({ payload: payload as never, hmacSecret: keyClassified.secret });
+    assert.equal(result.verified, true);
+    const vd = result.verificationData!;
+    assert.equal(vd.classification, expected, JSON.stringify(vd));
+    assert.deepEqual(vd.fields, ['name', 'message']);
+    assert.equal(vd['text.language'], 'en');
+    if (expected === 'BAD') {
+      assert.ok((vd.reasons as string[]).includes('PHARMACY'), String(vd.reasons));
+      assert.ok((vd.score as number) >= 2);
+    }
+    const message = path === '/spam.html' ? SPAM_MESSAGE : 'Could you tell me when my order will arrive? Thank you.';
+    assert.equal(await verifyFieldsHash({ formData: { name: 'Ann', message }, fields: vd.fields!, fieldsHash: vd.fieldsHash! }), true);
+    await p.close();
+  }
 });
