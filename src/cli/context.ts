@@ -27,6 +27,9 @@ export interface Flags {
   month?: string;
   policy?: string;
   rateLimit?: string;
+  group?: string;
+  threshold?: string;
+  weight?: string;
 }
 
 export interface Context {

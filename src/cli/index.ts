@@ -21,6 +21,9 @@ import { createKeyCommand, listKeysCommand, revokeKeyCommand, rotateKeyCommand }
 import { listPlansCommand, setPlanCommand } from './plans.js';
 import { stateCommand } from './state.js';
 import { threatsStatusCommand } from './threats.js';
+import {
+  addTrainingCommand, listSubmissionsCommand, listTrainingCommand, promoteSubmissionCommand, removeTrainingCommand,
+} from './training.js';
 import { usageCommand } from './usage.js';
 
 const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--json] <command>
@@ -45,6 +48,14 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
                                    used (a walk of the whole file; the service may be running)
   threats status                   each threat source: kind, URL (without credentials), entries,
                                    last update, next run, last error (docs/threats.md)
+  training add TEXT [--account ACCOUNT] [--group GROUP] [--threshold 0.7] [--weight 1]
+                                   an example of unwanted text for the SIMILARITY rule
+  training list [--account ACCOUNT] [--group GROUP]
+  training remove TRAINING_ID [--account ACCOUNT]
+  submissions list [--account ACCOUNT] [--limit N]
+                                   submissions classified BAD, newest first (docs/classifier.md)
+  submissions promote SUBMISSION_ID [--group GROUP] [--threshold T] [--weight W]
+                                   the submission's text becomes a training example of its account
 
 Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
 DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
@@ -64,6 +75,11 @@ const DATABASE_COMMANDS = new Map<string, DatabaseCommand>([
   ['plans set', setPlanCommand],
   ['plans list', listPlansCommand],
   ['usage', usageCommand],
+  ['training add', addTrainingCommand],
+  ['training list', listTrainingCommand],
+  ['training remove', removeTrainingCommand],
+  ['submissions list', listSubmissionsCommand],
+  ['submissions promote', promoteSubmissionCommand],
 ]);
 
 export async function main(argv: string[]): Promise<number> {
@@ -86,6 +102,9 @@ export async function main(argv: string[]): Promise<number> {
         month: { type: 'string' },
         policy: { type: 'string' },
         'rate-limit': { type: 'string' },
+        group: { type: 'string' },
+        threshold: { type: 'string' },
+        weight: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -98,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
       dataDir: v['data-dir'], postgresUrl: v['postgres-url'], json: v.json ?? false,
       hostname: (v.hostname ?? []).flatMap((h) => h.split(',')).map((h) => h.trim()).filter((h) => h !== ''),
       account: v.account, plan: v.plan, name: v.name, limit: v.limit, key: v.key, month: v.month,
-      policy: v.policy, rateLimit: v['rate-limit'],
+      policy: v.policy, rateLimit: v['rate-limit'], group: v.group, threshold: v.threshold, weight: v.weight,
     };
     positionals = parsed.positionals;
   } catch (err) {

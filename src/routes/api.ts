@@ -20,6 +20,7 @@ import { createVerifySignatureHandler } from './verify-signature.js';
 import { createVerifyHandler } from './verify.js';
 import { inspectRoute } from './inspect.js';
 import { classifierRoute } from './classifier.js';
+import { trainingRoutes } from './training.js';
 import { KeyPolicies } from '../classifier/key-policies.js';
 import { withClassification } from '../classifier/verify-classification.js';
 import type { ClassifierService } from '../classifier/service.js';
@@ -180,6 +181,12 @@ export function registerApiRoutes(
       authorize: async (req) => charged(await server(req)),
       classifier, intel, penalty, countUsage, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     }), { bodyLimit: config.CLASSIFIER_BODY_LIMIT });
+    const training = trainingRoutes({
+      authorize: server, sql: services.db.sql, invalidate: (accountId) => classifier.training.invalidate(accountId),
+    });
+    router.add('GET', '/v1/training', training.list);
+    router.add('POST', '/v1/training', training.add);
+    router.add('DELETE', '/v1/training', training.remove);
   }
 
   router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));

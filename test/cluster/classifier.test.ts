@@ -240,3 +240,62 @@ describe('bad input', () => {
     }
   });
 });
+
+describe('the training data API', () => {
+  const call = async (method: string, path: string, k: TestKey, body?: unknown) => {
+    const res = await fetch(`${svc.url}${path}`, {
+      method, headers: { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, any> };
+  };
+
+  test('add, list, classify against, and remove an example; another account sees none of it', async () => {
+    const k = await withServiceDb(svc, async (sql, secrets) => {
+      const { createAccount } = await import('../../src/db/accounts.js');
+      const { createApiKey } = await import('../../src/keys/api-keys.js');
+      const account = await createAccount(sql, `training-api-${Date.now()}`);
+      const created = await createApiKey(sql, secrets, { accountId: account.id }, 'test');
+      return { id: created.key.id, secret: created.secret, accountId: account.id };
+    });
+    const text = 'Earn passive income by reselling our white label crypto trading signals to your audience';
+    const added = await call('POST', '/v1/training', k, { text, group: 'crypto', threshold: 0.5, weight: 2 });
+    assert.equal(added.status, 201);
+    assert.match(added.json.id, /^trn_[0-9A-Za-z]{16}$/);
+    assert.deepEqual([added.json.group, added.json.threshold, added.json.weight, added.json.source], ['crypto', 0.5, 2, `api:${k.id}`]);
+    const listed = await call('GET', '/v1/training?group=crypto', k);
+    assert.deepEqual(listed.json.examples.map((e: { id: string }) => e.id), [added.json.id]);
+    assert.deepEqual((await call('GET', '/v1/training?group=other', k)).json, { examples: [] });
+    assert.deepEqual((await call('GET', '/v1/training', key)).json.examples.filter((e: { id: string }) => e.id === added.json.id), []);
+    // The worker that took the change classifies with it at once.
+    const classified = await post({ text }, k);
+    assert.ok(classified.json.similarity.rules.SIMILARITY.score >= 7, JSON.stringify(classified.json.similarity));
+    assert.equal((await call('DELETE', `/v1/training?id=${added.json.id}`, key)).status, 404);
+    assert.deepEqual(await call('DELETE', `/v1/training?id=${added.json.id}`, k), { status: 200, json: { id: added.json.id, removed: true } });
+    assert.equal((await call('DELETE', `/v1/training?id=${added.json.id}`, k)).status, 404);
+    assert.equal((await post({ text }, k)).json.similarity, null);
+  });
+
+  test('bad input: 400 INVALID_PARAMETER naming the field; no credentials: 401', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{}, /text must be a string/],
+      [{ text: '   ' }, /text must be a non-empty string/],
+      [{ text: 'x'.repeat(10_001) }, /at most 10000 characters/],
+      [{ text: 'x', threshold: 2 }, /threshold must be a number in \(0, 1\]/],
+      [{ text: 'x', threshold: '0.5' }, /threshold must be a number/],
+      [{ text: 'x', weight: -1 }, /weight must be a number from 0 to 10/],
+      [{ text: 'x', group: 'Has Spaces' }, /group must be/],
+      [{ text: 'x', extra: 1 }, /unknown field "extra"/],
+      [['x'], /JSON object/],
+    ];
+    for (const [body, message] of cases) {
+      const r = await call('POST', '/v1/training', key, body);
+      assert.equal(r.status, 400, JSON.stringify(body).slice(0, 60));
+      assert.equal(r.json.error, 'INVALID_PARAMETER');
+      assert.match(r.json.message, message);
+    }
+    assert.match((await call('DELETE', '/v1/training?id=../../etc', key)).json.message, /id must be a training example id/);
+    assert.equal((await call('GET', '/v1/training?group=%00', key)).status, 400);
+    const anonymous = await fetch(`${svc.url}/v1/training`);
+    assert.equal(anonymous.status, 401);
+  });
+});
