@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { configurationMarkdown, errorsMarkdown, readmeWithConfiguration } from '../../scripts/gen-docs.js';
+import { classifierDocWithRules, configurationMarkdown, errorsMarkdown, readmeWithConfiguration } from '../../scripts/gen-docs.js';
+import { ALL_RULES } from '../../src/classifier/classify.js';
 import { ERRORS } from '../../src/errors.js';
 import { VARIABLES } from '../../src/config/index.js';
 
@@ -24,4 +25,10 @@ test('README configuration reference is the generated one and names every variab
   assert.equal(readme, readmeWithConfiguration(readme));
   const missing = Object.keys(VARIABLES).filter((n) => !readme.includes(`| \`${n}\` |`));
   assert.deepEqual(missing, []);
+});
+
+test('docs/classifier.md lists every classifier rule with its score (run `npm run docs`)', () => {
+  const doc = read('docs/classifier.md');
+  assert.equal(doc, classifierDocWithRules(doc));
+  for (const rule of ALL_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
 });
