@@ -22,7 +22,7 @@ export const SERVER_VARIABLES = {
   REQUEST_BODY_LIMIT: v('Server', '64KB', size, 'Largest JSON body on ordinary routes; enforced while reading (413 BODY_TOO_LARGE).'),
   REQUEST_TIMEOUT: v('Server', '10s', secs, 'A request whose body has not arrived completely within this time is answered 408 and closed.'),
   SHUTDOWN_TIMEOUT: v('Server', '10s', secs, 'On SIGTERM/SIGINT: how long in-flight requests may take before workers exit anyway.'),
-  HTTP2_CERT: v('Server', '', optional, 'PEM certificate file: serve HTTPS directly (with HTTP2_KEY).'),
+  HTTP2_CERT: v('Server', '', optional, 'PEM certificate file: serve HTTPS directly (with HTTP2_KEY). HTTPS over HTTP/1.1 only, despite the name (the spec\'s): uWebSockets.js serves no HTTP/2, and clients that offer it fall back to HTTP/1.1.'),
   HTTP2_KEY: v('Server', '', optional, 'PEM private key file for HTTP2_CERT.', true),
   SECURITY_TXT: v('Server', '', securityTxt, '/.well-known/security.txt: empty = a default pointing at BASE_URL; text = served as is; a path to a file = its content; 0 = disabled (404).'),
   API_DOCS_ENABLED: v('Server', '1', bool, 'Serve API docs at /v1/docs.'),
