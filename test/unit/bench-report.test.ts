@@ -1,4 +1,4 @@
-// The README section the bench writes: S4's stocked-pool line names the L figure each configuration
+// The tables the bench writes (bench/README.md, and the summary in README.md): S4's stocked-pool line names the L figure each configuration
 // was divided by (the L bursts of its own minutes), and results written before that pairing (no
 // lRps) still render.
 import assert from 'node:assert/strict';
