@@ -188,7 +188,7 @@ function scenarioBlock(f: ResultsFile): string[] {
       `${plural(stocked.rounds, 'burst')} of ${fmt(stocked.amount)} requests ` +
       `after a warm-up burst, an L burst of the same size after each): ${configs}.`, '');
   }
-  if (r.floodRatio !== null) lines.push(`Flood limit on ÷ off (production, issue 6): ${r.floodRatio}.`, '');
+  if (r.floodRatio !== null) lines.push(`Flood limit on ÷ off (production ÷ production-noflood): ${r.floodRatio}.`, '');
   if (r.intelRatio != null) lines.push(`IP intelligence on ÷ off (production ÷ production-nointel): ${r.intelRatio}.`, '');
   return lines;
 }
@@ -276,7 +276,7 @@ function sustainedBlock(f: SustainedFile): string[] {
 }
 
 function targetsBlock(files: ResultsFile[], memory: MemoryFile | undefined, sustained?: SustainedFile): string[] {
-  const lines = ['### Targets (issue 7)', '', '| scenario | target | measured | |', '|---|---|---:|---|'];
+  const lines = ['### Targets', '', '| scenario | target | measured | |', '|---|---|---:|---|'];
   for (const f of files) {
     for (const c of f.result.checks) {
       const wrk = c.wrk != null ? ` (wrk: ${c.wrk})` : '';
