@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { classifierDocWithRules, configurationMarkdown, errorsMarkdown } from '../../scripts/gen-docs.js';
 import { ALL_RULES } from '../../src/classifier/classify.js';
@@ -24,4 +24,41 @@ test('docs/classifier.md lists every classifier rule with its score (run `npm ru
   const doc = read('docs/classifier.md');
   assert.equal(doc, classifierDocWithRules(doc));
   for (const rule of ALL_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
+});
+
+const root = new URL('../../../', import.meta.url);
+const PAGES = ['README.md', 'src/README.md', 'bench/README.md', 'eval/README.md', ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/`/g, '').replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+}
+
+test('every relative link of the documentation names a file that exists, and an anchor that one of its headings has', () => {
+  const broken: string[] = [];
+  for (const page of PAGES) {
+    const text = read(page).replace(/```[\s\S]*?```/g, '');
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const link = m[1]!;
+      if (/^[a-z]+:/.test(link)) continue;
+      const [path, anchor] = link.split('#') as [string, string | undefined];
+      const target = path === '' ? new URL(page, root) : new URL(path, new URL(page, root));
+      if (!existsSync(target)) { broken.push(`${page}: ${link}`); continue; }
+      if (anchor === undefined || !target.pathname.endsWith('.md')) continue;
+      const headings = readFileSync(target, 'utf8').replace(/```[\s\S]*?```/g, '').split('\n')
+        .filter((l) => /^#{1,6} /.test(l)).map((l) => anchorOf(l.replace(/^#+ /, '')));
+      if (!headings.includes(anchor)) broken.push(`${page}: ${link} (no such heading)`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+test('docs/README.md links every page of docs/', () => {
+  const index = read('docs/README.md');
+  const missing = readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md') && f !== 'README.md' && !index.includes(`](${f})`));
+  assert.deepEqual(missing, []);
+});
+
+test('the README stays short: at most 250 lines', () => {
+  assert.ok(read('README.md').split('\n').length <= 250);
 });
