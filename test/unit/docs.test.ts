@@ -27,7 +27,7 @@ test('docs/classifier.md lists every classifier rule with its score (run `npm ru
 });
 
 const root = new URL('../../../', import.meta.url);
-const PAGES = ['README.md', 'src/README.md', 'bench/README.md', 'eval/README.md', ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = ['README.md', 'src/README.md', 'bench/README.md', 'bench/micro/README.md', 'eval/README.md', ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 function anchorOf(heading: string): string {
