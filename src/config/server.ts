@@ -15,7 +15,7 @@ export const SERVER_VARIABLES = {
   PORT: v('Server', '8080', port, 'Listening port.'),
   WORKERS: v('Server', '', optUint(0, 256), 'Worker processes; empty = CONTAINER_CPUS, else the cgroup CPU quota, else the CPU count. 0 = run everything in one process.'),
   DATA_DIR: v('Server', '', str, 'Data directory (secrets, embedded database, state file). Empty = /data in a container (/.dockerenv or /run/.containerenv present and /data writable), else ./data.'),
-  BASE_URL: v('Server', '', str, 'Base for absolute links (e.g. the verifyUrl in challenges). Empty = derived from the request Host.'),
+  BASE_URL: v('Server', '', str, 'Public base URL (e.g. https://captcha.example.com): the prefix of the verifyUrl in challenges and the Contact of the default security.txt. Empty = a relative verifyUrl (/v1/verify?apiKey=…, which the widget resolves against the challenge URL) and Contact mailto:security@localhost.'),
   APP_BASE_PATH: v('Server', '', basePath, 'Path prefix under which every route is served (e.g. /captcha).'),
   ALLOWED_HOSTS: v('Server', '', list, 'Comma-separated hostnames the Host header may name (wildcards *.example.com); empty = any. Others get 403 HOST_NOT_ALLOWED.'),
   CORS_ORIGINS: v('Server', '', list, 'Comma-separated allowed CORS origins (wildcards https://*.example.com); empty = any origin.'),
