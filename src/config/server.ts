@@ -27,7 +27,7 @@ export const SERVER_VARIABLES = {
   SECURITY_TXT: v('Server', '', securityTxt, '/.well-known/security.txt: empty = a default pointing at BASE_URL; text = served as is; a path to a file = its content; 0 = disabled (404).'),
   API_DOCS_ENABLED: v('Server', '1', bool, 'Serve API docs at /v1/docs.'),
   INSPECT_ROUTE_ENABLED: v('Server', '1', bool, 'Enable GET /v1/inspect.'),
-  NODE_NAME: v('Server', '', str, 'Human-readable node name (logs, health).'),
+  NODE_NAME: v('Server', '', str, 'Human-readable node name, reported as node by GET /.health; with SECRET_SEED it also seeds NODE_ID.'),
   TZ: v('Server', '', str, 'Application timezone (usage months); empty = the system timezone.'),
   USER_AGENT: v('Server', '', str, 'User-Agent of outbound requests (list downloads); empty = palisade/<version>.'),
   CONTAINER_CPUS: v('Server', '', optUint(1, 1024), 'CPU count override (auto-detected from cgroups).'),
