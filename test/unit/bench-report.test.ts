@@ -94,7 +94,17 @@ test('bench summary: one row per measured scenario with production\'s figures, s
   const skipped = { ...file, result: { ...file.result, id: 'S3', skipped: 'Redis does not answer' } } as ResultsFile;
   const text = renderSummary(new Map([['S1', withChecks], ['S3', skipped]]));
   const rows = text.split('\n').filter((l) => l.startsWith('| S'));
-  assert.deepEqual(rows, ['| S1: GET /v1/challenge (default policy) (2026-11-25) | 20,000 | 0.5 | 3.1 | 4.2 | 5,257 |']);
+  assert.deepEqual(rows, ['| S1: GET /v1/challenge (default policy) | 2026-11-25, AMD EPYC | 20,000 | 0.5 | 3.1 | 4.2 | 5,257 |']);
+  assert.ok(text.includes('(Machine: AMD EPYC, 2 cores, SHA-NI, 24 GB, Node v20.20.2;'), text);
   assert.ok(text.includes('Targets met: 1 of 2.'), text);
   assert.equal(renderSummary(new Map()), '_No results yet: run `npm run bench`._');
+});
+
+test('bench report: results measured on different machines name each one, at the top and in each section', () => {
+  const a = s1(null);
+  const b = { ...a, machine: { ...a.machine, cpuModel: 'Intel Xeon' }, result: { ...a.result, id: 'S5', title: 'GET /v1/inspect (default intelligence)' } } as ResultsFile;
+  const text = renderSection(new Map([['S1', a], ['S5', b]]));
+  assert.ok(text.includes('Machines: AMD EPYC, 2 cores, SHA-NI, 24 GB, Node v20.20.2; Intel Xeon, 2 cores, SHA-NI, 24 GB, Node v20.20.2.'), text);
+  assert.ok(text.includes('_2026-11-25 on Intel Xeon, 3 × 10 s per target and mode'), text);
+  assert.match(renderSummary(new Map([['S1', a], ['S5', b]])), /\| 2026-11-25, Intel Xeon \|/);
 });
