@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { END_MARKER, latestResults, renderSection, renderSummary, START_MARKER } from '../../bench/lib/report.js';
 import { classifierDocWithRules, configurationMarkdown, errorsMarkdown } from '../../scripts/gen-docs.js';
 import { ALL_RULES } from '../../src/classifier/classify.js';
 import { ERRORS } from '../../src/errors.js';
@@ -61,4 +62,14 @@ test('docs/README.md links every page of docs/', () => {
 
 test('the README stays short: at most 250 lines', () => {
   assert.ok(read('README.md').split('\n').length <= 250);
+});
+
+test('the bench tables are what `npm run bench -- --report` writes from bench/results, once per page', () => {
+  const latest = latestResults(new URL('bench/results/', root).pathname);
+  for (const [page, section] of [['README.md', renderSummary(latest)], ['bench/README.md', renderSection(latest)]] as const) {
+    const text = read(page);
+    assert.equal(text.split(START_MARKER).length, 2, `${page}: one ${START_MARKER}`);
+    assert.equal(text.split(END_MARKER).length, 2, `${page}: one ${END_MARKER}`);
+    assert.equal(text.slice(text.indexOf(START_MARKER) + START_MARKER.length, text.indexOf(END_MARKER)), `\n${section}\n`, page);
+  }
 });
