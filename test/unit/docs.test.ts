@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { END_MARKER, latestResults, renderSection, renderSummary, START_MARKER } from '../../bench/lib/report.js';
+import { README_END, README_START } from '../../eval/lib/report.js';
 import { classifierDocWithRules, configurationMarkdown, errorsMarkdown } from '../../scripts/gen-docs.js';
 import { ALL_RULES } from '../../src/classifier/classify.js';
 import { ERRORS } from '../../src/errors.js';
@@ -60,8 +61,12 @@ test('docs/README.md links every page of docs/', () => {
   assert.deepEqual(missing, []);
 });
 
-test('the README stays short: at most 250 lines', () => {
-  assert.ok(read('README.md').split('\n').length <= 250);
+test('the README stays short (at most 250 lines) and keeps one pair of eval markers', () => {
+  const readme = read('README.md');
+  assert.ok(readme.split('\n').length <= 250);
+  assert.equal(readme.split(README_START).length, 2);
+  assert.equal(readme.split(README_END).length, 2);
+  assert.ok(readme.indexOf(README_START) < readme.indexOf(README_END));
 });
 
 test('the bench tables are what `npm run bench -- --report` writes from bench/results, once per page', () => {
