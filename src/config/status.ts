@@ -1,0 +1,203 @@
+// What each variable does today: `implemented`, `planned` (parsed and validated, the feature is not
+// built yet; the line says what happens meanwhile) or `ignored` (accepted for compatibility with the
+// reference service's configuration, never used). docs/configuration.md shows it (`npm run docs`), and
+// test/unit/config-status.test.ts fails when an implemented variable is read nowhere outside the
+// configuration modules, or a planned or ignored one is read somewhere. One entry per variable, so
+// the change that makes a variable work flips its one line to IMPLEMENTED.
+import type { VariableName } from './variables.js';
+
+export type VariableStatus =
+  | typeof IMPLEMENTED
+  | { readonly status: 'planned' | 'ignored'; readonly today: string };
+
+export const IMPLEMENTED = 'implemented';
+const planned = (today: string) => ({ status: 'planned', today }) as const;
+const ignored = (today: string) => ({ status: 'ignored', today }) as const;
+
+const NO_ADMIN = planned('No admin area yet: parsed and validated, nothing reads it.');
+const NO_SSO = planned('Single sign-on is not built: parsed, nothing reads it.');
+const NO_ENGINE = planned('Its engine is not supported: the value is parsed and ignored.');
+const ENGINE_REFUSED = planned('Not supported yet: start-up fails when it is set, naming it (use POSTGRES_URL or the embedded database).');
+const NO_CLICKHOUSE = planned('No analytics store yet: parsed, nothing is sent.');
+const NO_SNAPSHOTS = planned('No snapshots are taken yet: parsed, nothing reads it (back up as docs/operations.md says).');
+const NO_UPLOADS = planned('Nothing is uploaded yet: parsed, nothing reads it.');
+const NO_OTEL = planned('Nothing is exported over OpenTelemetry yet: parsed, logs go to stdout and /.logs only.');
+const NO_AUDIO = planned('No audio challenge endpoint yet: parsed, nothing reads it.');
+
+export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
+  PORT: IMPLEMENTED,
+  WORKERS: IMPLEMENTED,
+  DATA_DIR: IMPLEMENTED,
+  BASE_URL: IMPLEMENTED,
+  APP_BASE_PATH: IMPLEMENTED,
+  ALLOWED_HOSTS: IMPLEMENTED,
+  CORS_ORIGINS: IMPLEMENTED,
+  REQUEST_BODY_LIMIT: IMPLEMENTED,
+  REQUEST_TIMEOUT: IMPLEMENTED,
+  SHUTDOWN_TIMEOUT: IMPLEMENTED,
+  HTTP2_CERT: IMPLEMENTED,
+  HTTP2_KEY: IMPLEMENTED,
+  SECURITY_TXT: IMPLEMENTED,
+  API_DOCS_ENABLED: planned('No API docs route yet: /v1/docs answers 404 whatever the value; the reference is docs/api.md.'),
+  INSPECT_ROUTE_ENABLED: IMPLEMENTED,
+  NODE_NAME: IMPLEMENTED,
+  TZ: IMPLEMENTED,
+  USER_AGENT: IMPLEMENTED,
+  CONTAINER_CPUS: IMPLEMENTED,
+  CONTAINER_MEMORY_LIMIT_MB: IMPLEMENTED,
+  HEAP_LIMIT_MB: IMPLEMENTED,
+
+  LOG_LEVEL: IMPLEMENTED,
+  LOG_FORMAT: IMPLEMENTED,
+  ACCESS_LOG_ENABLED: IMPLEMENTED,
+  ACCESS_LOG_ANONYMIZE_IP_ADDRESS: IMPLEMENTED,
+  MONITORING_IP_WHITELIST: IMPLEMENTED,
+  MONITORING_HTTP_CREDENTIALS: IMPLEMENTED,
+  OTEL_EXPORTER_OTLP_ENDPOINT: NO_OTEL,
+  OTEL_SERVICE_NAME: NO_OTEL,
+  OTEL_EXPORTER_OTLP_HEADERS: NO_OTEL,
+  OTEL_EXPORTER_OTLP_TIMEOUT: NO_OTEL,
+
+  X_FORWARDED_FOR_TRUSTED: IMPLEMENTED,
+  IP_HEADERS_SECRET: IMPLEMENTED,
+  ANONYMIZE_IP_ADDRESS: IMPLEMENTED,
+
+  SECRET_SEED: IMPLEMENTED,
+  SECRET_SEED_ROTATE: IMPLEMENTED,
+  PALISADE_HMAC_SECRET: IMPLEMENTED,
+  CODE_CHALLENGE_SECRET: planned('No code challenges yet: generated (or derived from SECRET_SEED) and kept in secrets.json, nothing signs with it.'),
+  JWT_SECRET: planned('No admin sessions yet: generated (or derived from SECRET_SEED) and kept in secrets.json, nothing signs with it.'),
+  HASHING_SALT: IMPLEMENTED,
+  NODE_ID: planned('Generated (or derived) and kept in secrets.json; nothing reads it yet (/.health names NODE_NAME).'),
+  EMBEDDED_DB_HMAC_SECRET: IMPLEMENTED,
+  CONTEXT_DATA_KEY: planned('No AI security rules yet: parsed, nothing reads it.'),
+
+  PASSWORD_LOGIN_ENABLED: NO_ADMIN,
+  PASSWORD_MIN_LENGTH: NO_ADMIN,
+  DEFAULT_ROOT_PASSWORD: planned('No admin area yet: nothing is generated or logged, nothing reads it.'),
+  JWT_ISSUER: NO_ADMIN,
+  JWT_TTL: NO_ADMIN,
+  APP_IP_WHITELIST: NO_ADMIN,
+  SSO_AZURE: NO_SSO,
+  SSO_GOOGLE: NO_SSO,
+  SSO_KEYCLOAK: NO_SSO,
+  SSO_OKTA: NO_SSO,
+  SSO_LDAP: NO_SSO,
+
+  FLOOD_RATE_LIMIT: IMPLEMENTED,
+  FLOOD_RATE_LIMIT_KEY: IMPLEMENTED,
+  API_KEY_GENERATE_RATE_LIMIT: IMPLEMENTED,
+  AUDIO_CHALLENGE_RATE_LIMIT: NO_AUDIO,
+  AUDIO_CHALLENGE_DELAY: NO_AUDIO,
+  THREATS_MALICIOUS_LIMIT: IMPLEMENTED,
+  THREATS_PROBE_LIMIT: IMPLEMENTED,
+  THREATS_BOT_LIMIT: IMPLEMENTED,
+  THREATS_PROXY_LIMIT: IMPLEMENTED,
+  THREATS_TOR_LIMIT: IMPLEMENTED,
+  EML_BODY_LIMIT: planned('No POST /v1/eml yet (404): parsed, nothing reads it.'),
+  POW_MAX_MEMORY: IMPLEMENTED,
+  CHALLENGE_POOL_SIZE: IMPLEMENTED,
+  POW_MAX_THREADS: IMPLEMENTED,
+  HEADER_ENTROPY_MAX_ENTRIES: IMPLEMENTED,
+  PENALTY_TTL: IMPLEMENTED,
+  CLASSIFIER_BODY_LIMIT: IMPLEMENTED,
+  SPAM_SUBMISSIONS_STORE: IMPLEMENTED,
+  DELETE_SPAM_SUBMISSIONS_IN: IMPLEMENTED,
+  REQUEST_LOGS_TTL: IMPLEMENTED,
+  REQUEST_LOGS_MAX_RATE: IMPLEMENTED,
+  CACHE_DURATION_API_KEYS: IMPLEMENTED,
+  CACHE_DURATION_TRAINING_DATA: IMPLEMENTED,
+  CACHE_DURATION_USED_CHALLENGES: IMPLEMENTED,
+  CLAIM_CLOCK_SKEW: IMPLEMENTED,
+  STATE_STORE_CAPACITY: IMPLEMENTED,
+  STATE_STORE_MAX_MEMORY: IMPLEMENTED,
+
+  PHISHING_LIST_URL: IMPLEMENTED,
+  PHISHING_LIST_SIZE_LIMIT: IMPLEMENTED,
+  PHISHING_LIST_MAX_ENTRIES: IMPLEMENTED,
+  PHISHING_LIST_SCHEDULE: IMPLEMENTED,
+  EMAIL_LIST_DISPOSABLE: IMPLEMENTED,
+  EMAIL_LIST_DISPOSABLE_SIZE_LIMIT: IMPLEMENTED,
+  EMAIL_LIST_DISPOSABLE_MAX_ENTRIES: IMPLEMENTED,
+  EMAIL_LIST_DISPOSABLE_SCHEDULE: IMPLEMENTED,
+  USER_AGENT_LIST_SIZE_LIMIT: IMPLEMENTED,
+  USER_AGENT_LIST_MAX_ENTRIES: IMPLEMENTED,
+  USER_AGENT_LIST_SCHEDULE: IMPLEMENTED,
+  MAXMIND_DOWNLOAD_SCHEDULE: IMPLEMENTED,
+  IPINFO_IO_MMDB_DOWNLOAD_SCHEDULE: IMPLEMENTED,
+  THREATS_ENABLED: IMPLEMENTED,
+  THREATS_INDEX_STORE: planned('The index is kept in memory whatever the value (auto and memory are the same); sqlite is refused at start.'),
+  FIREHOL_LEVEL1_URL: IMPLEMENTED,
+  FIREHOL_LEVEL1_SCHEDULE: IMPLEMENTED,
+  FIREHOL_PROXIES_URL: IMPLEMENTED,
+  FIREHOL_PROXIES_SCHEDULE: IMPLEMENTED,
+  FIREHOL_TOR_EXITS_URL: IMPLEMENTED,
+  FIREHOL_TOR_EXITS_SCHEDULE: IMPLEMENTED,
+  THREATS_SOURCES: IMPLEMENTED,
+  THREATS_LIST_SIZE_LIMIT: IMPLEMENTED,
+  THREATS_LIST_MAX_ENTRIES: IMPLEMENTED,
+  LIST_DOWNLOAD_TIMEOUT: IMPLEMENTED,
+  HIGH_RISK_COUNTRIES: IMPLEMENTED,
+  GEO_EMBEDDED_ASN: IMPLEMENTED,
+  MAXMIND_ACCOUNT_ID: IMPLEMENTED,
+  MAXMIND_LICENSE_KEY: IMPLEMENTED,
+  MAXMIND_DOWNLOAD_URL: IMPLEMENTED,
+  IPINFO_IO_MMDB_DOWNLOAD_URL: IMPLEMENTED,
+  GEO_DATABASE_SIZE_LIMIT: IMPLEMENTED,
+  USER_AGENT_LIST_URL: IMPLEMENTED,
+
+  DEFAULT_ACCOUNT_NAME: IMPLEMENTED,
+  EMBEDDED_DB_DATABASE_LOCATION: IMPLEMENTED,
+  EMBEDDED_DB_DATABASE_ADDR: IMPLEMENTED,
+  EMBEDDED_DB_REDIS_LOCATION: IMPLEMENTED,
+  EMBEDDED_DB_REDIS_ADDR: ignored('The shared-memory store has no network listener: the value is ignored; several nodes share state through REDIS_URL.'),
+  REDIS_URL: IMPLEMENTED,
+  REDIS_COMMAND_TIMEOUT: IMPLEMENTED,
+  REDIS_CONNECT_TIMEOUT: IMPLEMENTED,
+  REDIS_MAX_RETRIES: IMPLEMENTED,
+  REDIS_ALLOW_EVICTION: IMPLEMENTED,
+  POSTGRES_URL: IMPLEMENTED,
+  POSTGRES_MAX_CONNECTIONS: IMPLEMENTED,
+  POSTGRES_MIN_CONNECTIONS: IMPLEMENTED,
+  POSTGRES_IDLE_TIMEOUT: IMPLEMENTED,
+  POSTGRES_CONNECT_TIMEOUT: IMPLEMENTED,
+  MYSQL_URL: ENGINE_REFUSED,
+  MARIADB_URL: ENGINE_REFUSED,
+  MSSQL_URL: ENGINE_REFUSED,
+  ORACLE_URL: ENGINE_REFUSED,
+  LIBSQL_URL: ENGINE_REFUSED,
+  TURBOLITE_URL: ENGINE_REFUSED,
+  MYSQL_CONNECT_TIMEOUT: NO_ENGINE,
+  MARIADB_CONNECT_TIMEOUT: NO_ENGINE,
+  MSSQL_CONNECT_TIMEOUT: NO_ENGINE,
+  MYSQL_MAX_CONNECTIONS: NO_ENGINE,
+  MARIADB_MAX_CONNECTIONS: NO_ENGINE,
+  MSSQL_MAX_CONNECTIONS: NO_ENGINE,
+  LIBSQL_MAX_CONNECTIONS: NO_ENGINE,
+  CLICKHOUSE_URL: NO_CLICKHOUSE,
+  CLICKHOUSE_BATCH_INTERVAL: NO_CLICKHOUSE,
+  CLICKHOUSE_BATCH_MAX: NO_CLICKHOUSE,
+  STORAGE_PROVIDER: NO_UPLOADS,
+  STORAGE_LOCAL_DIR: NO_UPLOADS,
+  SNAPSHOTS_STORAGE_PROVIDER: NO_SNAPSHOTS,
+  SNAPSHOTS_STORAGE_LOCAL_DIR: NO_SNAPSHOTS,
+  SNAPSHOTS_MAIN_SCHEDULE: NO_SNAPSHOTS,
+  SNAPSHOTS_REDIS_SCHEDULE: NO_SNAPSHOTS,
+  SNAPSHOTS_DB_PREFIX: NO_SNAPSHOTS,
+
+  TLS_EXTRA_CA_CERTS: IMPLEMENTED,
+  HTTP_PROXY: IMPLEMENTED,
+  HTTPS_PROXY: IMPLEMENTED,
+  NO_PROXY: IMPLEMENTED,
+  DNS_SERVERS: IMPLEMENTED,
+  DNS_TIMEOUT: IMPLEMENTED,
+  SMTP_URL: planned('No e-mail is sent yet: parsed, nothing reads it.'),
+  AI_PROVIDER: planned('No AI security rules yet: parsed, nothing reads it.'),
+  LICENSE_KEY: ignored('Palisade needs no license: accepted and ignored.'),
+  LICENSE_JSON: ignored('Palisade needs no license: accepted and ignored.'),
+};
+
+/** The status as the reference prints it. */
+export function statusText(status: VariableStatus): string {
+  return status === IMPLEMENTED ? 'implemented' : `${status.status}: ${status.today}`;
+}
