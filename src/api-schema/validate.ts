@@ -71,7 +71,8 @@ export function compileCheck(schema: JsonSchema, fallback: ErrorCode, what: stri
 
 /**
  * The code and message of ajv's first error: the deepest `x-error` and `x-message` on the way from
- * the root schema to the refused value (a missing property's own schema included), else ajv's words.
+ * the root schema to the refused value (a missing property's own schema included; the root's only
+ * for the whole value), else the route's code and ajv's words.
  */
 export function explain(root: JsonSchema, error: ErrorObject, fallback: ErrorCode, what: string): { code: ErrorCode; message: string } {
   const path = error.instancePath === '' ? [] : error.instancePath.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -85,7 +86,8 @@ export function explain(root: JsonSchema, error: ErrorObject, fallback: ErrorCod
     if (typeof s['x-error'] === 'string') code = s['x-error'] as ErrorCode;
     if (typeof s['x-message'] === 'string') message = s['x-message'];
   };
-  note(root);
+  // The root's annotations speak of the body (or query) as a whole, not of what is inside it.
+  if (path.length === 0) note(root);
   for (const segment of path) {
     schema = schema === undefined ? undefined : child(schema, segment);
     if (schema === undefined) break;
