@@ -1,4 +1,5 @@
 // Schemas shared by several routes' descriptions.
+import { VERIFY_FAILURES } from '../pow/verify.js';
 import type { JsonSchema } from './types.js';
 
 export const KEY_ID: JsonSchema = {
@@ -11,9 +12,7 @@ export const TIMESTAMP: JsonSchema = { type: 'string', format: 'date-time' };
 export const NO_STORE = { 'Cache-Control': { description: 'Always `no-store`.', schema: { type: 'string', const: 'no-store' } } };
 
 /** The reason of a failed verification (the `reason` of `{"verified": false}`). */
-export const VERIFY_REASONS = [
-  'INVALID_PAYLOAD', 'INVALID_SIGNATURE', 'CHALLENGE_EXPIRED', 'PAYLOAD_ALREADY_USED', 'INVALID_SOLUTION',
-] as const;
+export const VERIFY_REASONS = VERIFY_FAILURES;
 
 export const CLASSIFICATION: JsonSchema = { type: 'string', enum: ['GOOD', 'NEUTRAL', 'BAD'] };
 
