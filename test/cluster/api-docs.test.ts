@@ -10,6 +10,7 @@ import addFormatsPlugin from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { API_ROUTES } from '../../src/api-schema/index.js';
 import { createTestKey, startService, type Service, type TestKey } from '../helpers/service.js';
+import { RawClient } from '../helpers/http-client.js';
 import { solveV2 } from '../helpers/pow-test-server.js';
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>> };
@@ -161,6 +162,36 @@ describe('/v1/docs on the clustered service', () => {
     const missing = await fetch(`${svc.url}/v1/docs/swagger-ui.js.map`);
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { error: 'NOT_FOUND', statusCode: 404 });
+  });
+
+  test('hostile requests to /v1/docs: other methods, traversal, encoded and long paths, HEAD', async () => {
+    const post = await fetch(`${svc.url}/v1/docs/openapi.json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    assert.deepEqual(await post.json(), { error: 'METHOD_NOT_ALLOWED', statusCode: 405 });
+    // Sent as they are (fetch would normalise dot segments): only the listed files exist.
+    const raw = new RawClient(svc.port, 1);
+    try {
+      for (const path of ['/v1/docs/../../package.json', '/v1/docs/%2e%2e/%2e%2e/package.json', '/v1/docs/..%2f..%2fpackage.json',
+        '/v1/docs/swagger-ui-bundle.js%00', '/v1/docs//openapi.json', '/v1/docs/index.html', '/v1/docs/swagger-initializer.js',
+        '/v1/docs/oauth2-redirect.html', '/v1/docs/swagger-ui-bundle.js.map', '/v1/DOCS']) {
+        const res = await raw.request('GET', path);
+        assert.equal(res.status, 404, path);
+        assert.deepEqual(JSON.parse(res.body), { error: 'NOT_FOUND', statusCode: 404 }, path);
+      }
+    } finally {
+      raw.close();
+    }
+    const long = await fetch(`${svc.url}/v1/docs?${'a'.repeat(20_000)}`);
+    assert.equal(long.status, 414);
+    // A query changes nothing: the same page.
+    const queried = await fetch(`${svc.url}/v1/docs?url=https://evil.example/openapi.json&configUrl=x`);
+    assert.equal(queried.status, 200);
+    assert.doesNotMatch(await queried.text(), /evil/);
+    const head = await fetch(`${svc.url}/v1/docs/openapi.json`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.ok(Number(head.headers.get('content-length')) > 10_000);
+    assert.equal((await head.arrayBuffer()).byteLength, 0);
   });
 
   test('every answer checked matched the document', () => {
