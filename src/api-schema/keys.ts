@@ -6,7 +6,7 @@ export const USAGE_QUERY: JsonSchema = {
   type: 'object',
   properties: {
     month: {
-      type: 'string', pattern: '^(?:\\d{4}-(?:0[1-9]|1[0-2]))?$', 'x-error': 'INVALID_MONTH',
+      type: 'string', pattern: '^(?:\\d{4}-(?:0[1-9]|1[0-2]))?$', 'x-error': 'INVALID_MONTH', 'x-message': 'month must be YYYY-MM',
       description: 'YYYY-MM in the service\'s time zone (TZ); default (or empty) the current month.', examples: ['2026-11'],
     },
   },
@@ -57,9 +57,11 @@ export const API_KEY_GENERATE_BODY: JsonSchema = {
   type: 'object',
   required: ['hostname'],
   'x-error': 'INVALID_HOSTNAME',
+  'x-message': 'the body must be a JSON object',
   properties: {
     hostname: {
       type: 'string', minLength: 1, maxLength: 253, examples: ['example.com'],
+      'x-message': 'hostname must be a DNS hostname (no IP address, no wildcard)',
       description: 'A DNS hostname (no IP address, no wildcard; international names are accepted). One free key per hostname.',
     },
   },

@@ -172,13 +172,15 @@ export const verifySpec: RouteSpec = {
 export const VERIFY_SIGNATURE_BODY: JsonSchema = {
   type: 'object',
   required: ['payload'],
+  'x-message': 'the body must be a JSON object',
   properties: {
     payload: {
       type: ['string', 'object'],
       description: 'The server payload as the form received it (base64), or already decoded.',
+      'x-message': 'payload must be a server payload, base64 or decoded',
     },
     secret: {
-      type: 'string', maxLength: 256,
+      type: 'string', maxLength: 256, 'x-message': 'secret must be a string of at most 256 characters',
       description: 'The payload key\'s secret: when given, it must be that key\'s (it proves the caller owns it).',
     },
   },
@@ -214,8 +216,12 @@ export const CHALLENGE_VERIFY_BODY: JsonSchema = {
   type: 'object',
   required: ['payload'],
   'x-error': 'INVALID_PAYLOAD',
+  'x-message': 'the body must be a JSON object',
   properties: {
-    payload: { type: 'string', 'x-error': 'INVALID_PAYLOAD', description: 'A widget payload (v1 or v2) or a server payload, base64.' },
+    payload: {
+      type: 'string', 'x-error': 'INVALID_PAYLOAD', 'x-message': 'payload must be a string',
+      description: 'A widget payload (v1 or v2) or a server payload, base64.',
+    },
     apiKey: {
       type: 'string', 'x-message': 'apiKey must be a string',
       description: 'The key that issued the challenge, when not the authorising one (same account only).',

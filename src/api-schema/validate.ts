@@ -86,8 +86,9 @@ export function explain(root: JsonSchema, error: ErrorObject, fallback: ErrorCod
     if (typeof s['x-error'] === 'string') code = s['x-error'] as ErrorCode;
     if (typeof s['x-message'] === 'string') message = s['x-message'];
   };
-  // The root's annotations speak of the body (or query) as a whole, not of what is inside it.
-  if (path.length === 0) note(root);
+  // The root's annotations speak of the body (or query) as a whole, not of what is inside it (an
+  // unknown field included: it gets the route's code).
+  if (path.length === 0 && unknown === null) note(root);
   for (const segment of path) {
     schema = schema === undefined ? undefined : child(schema, segment);
     if (schema === undefined) break;
