@@ -3,7 +3,7 @@
 // /v1/docs is Swagger UI, served from the installed swagger-ui-dist package with a start-up script
 // of our own: nothing is fetched from elsewhere, and the page's Content-Security-Policy allows only
 // this origin (no inline script).
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { API_ROUTES } from '../api-schema/index.js';
@@ -75,7 +75,11 @@ export const DOCS_ASSET_PATHS: readonly string[] = [
 /** swagger-ui-dist's directory. */
 export function swaggerUiDir(): string {
   const require = createRequire(import.meta.url);
-  return (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  try {
+    return (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  } catch (err) {
+    throw new Error('API_DOCS_ENABLED=1 serves the swagger-ui-dist package, which is not installed (npm ci), or set API_DOCS_ENABLED=0', { cause: err });
+  }
 }
 
 /**
@@ -87,9 +91,18 @@ export function registerDocsRoutes(router: Router, options: DocsOptions): { undo
   const asset = (type: string, body: string | Buffer, cache = 'public, max-age=3600'): Reply => ({
     status: 200, body, headers: { 'content-type': type, 'cache-control': cache, 'x-content-type-options': 'nosniff' },
   });
+  // Read on a worker's first request for them (2 MB, that most workers never serve), then kept; a
+  // failed read is answered 500 INTERNAL and tried again on the next request.
   for (const [file, type] of Object.entries(DIST_FILES)) {
-    const reply = asset(type, readFileSync(join(dir, file)));
-    router.add('GET', `${DOCS_PATH}/${file}`, () => reply);
+    let reply: Promise<Reply> | null = null;
+    router.add('GET', `${DOCS_PATH}/${file}`, () => {
+      if (reply === null) {
+        const reading = readFile(join(dir, file)).then((body) => asset(type, body));
+        reading.catch(() => { if (reply === reading) reply = null; });
+        reply = reading;
+      }
+      return reply;
+    });
   }
   const init = asset('text/javascript; charset=utf-8', INIT_SCRIPT);
   router.add('GET', `${DOCS_PATH}/init.js`, () => init);

@@ -81,6 +81,12 @@ test('registerDocsRoutes describes the routes registered, reports those without 
   assert.deepEqual(Object.keys(doc.paths).sort(), ['/v1/challenge', '/v1/docs', '/v1/docs/openapi.json']);
   assert.deepEqual(await validate(doc), { valid: true });
   for (const path of DOCS_ASSET_PATHS) assert.ok(router.find('GET', path), path);
+  // The package's files are read on the first request, then the same reply is served.
+  const bundle = router.find('GET', '/v1/docs/swagger-ui-bundle.js')!.handler!;
+  const first = await bundle(req);
+  assert.equal(first.headers!['content-type'], 'text/javascript; charset=utf-8');
+  assert.ok(first.body.length > 1_000_000);
+  assert.equal(await bundle(req), first);
   const page = await router.find('GET', '/v1/docs')!.handler!(req);
   assert.equal(page.headers!['content-type'], 'text/html; charset=utf-8');
   assert.doesNotMatch(String(page.body), /<script>|<style>|https?:/);
