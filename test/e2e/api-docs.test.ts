@@ -1,7 +1,7 @@
 // The interactive API documentation in headless Chromium: /v1/docs loads Swagger UI from this
 // service alone (every other request is refused and counted), under its Content-Security-Policy,
 // without a console error, a page error or a failed request, and shows every operation of the
-// document; opening one shows its parameters and error codes.
+// document; opening one shows its parameters and error codes; "Try it out" calls the instance.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -78,6 +78,16 @@ test('/v1/docs renders every operation offline, with no console error, under APP
   const dialog = await page.locator('.dialog-ux').innerText();
   for (const scheme of ['browserKey', 'bearerSecret', 'hmacSignature', 'monitoringBasic']) assert.match(dialog, new RegExp(scheme));
   await page.locator('.dialog-ux .close-modal').click();
+
+  // "Try it out" reaches this instance, under APP_BASE_PATH, within the page's policy.
+  const live = page.locator('#operations-Operations-live');
+  await live.locator('.opblock-summary').click();
+  await live.locator('.try-out__btn').click();
+  await live.locator('.execute').click();
+  await live.locator('.live-responses-table tbody .response-col_status').first().waitFor({ timeout: 10_000 });
+  assert.match(await live.locator('.live-responses-table tbody .response-col_status').first().innerText(), /^200/);
+  assert.match(await live.locator('.live-responses-table .microlight').first().innerText(), /"status": "ok"/);
+  assert.ok(loaded.includes('/captcha/.live'), loaded.join(', '));
 
   assert.deepEqual(elsewhere, []);
   assert.deepEqual(problems, []);
