@@ -20,6 +20,7 @@ import { startIntelligence, type Intelligence } from './intel/start.js';
 import { loadClassifierLists, type ClassifierLists } from './classifier/classifier-lists.js';
 import { createMxLookup, type MxLookup } from './classifier/mx-lookup.js';
 import { startClassifier } from './classifier/service.js';
+import { registerDocsRoutes } from './routes/docs.js';
 import { registerOpsRoutes, resolveSecurityTxt } from './routes/ops.js';
 import { openServices, type Services } from './services.js';
 import { SharedMemoryStore } from './store/index.js';
@@ -134,6 +135,11 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
   });
   registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
+  // Last: the document describes the routes registered by now.
+  if (config.API_DOCS_ENABLED) {
+    const { undocumented } = registerDocsRoutes(router, { version: config.version, basePath: config.APP_BASE_PATH });
+    if (undocumented.length > 0) logger.warn({ routes: undocumented }, 'routes without a description in src/api-schema/: missing from /v1/docs');
+  }
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
   const access = config.ACCESS_LOG_ENABLED ? accessLog(logger) : null;

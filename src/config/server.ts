@@ -25,7 +25,7 @@ export const SERVER_VARIABLES = {
   HTTP2_CERT: v('Server', '', optional, 'PEM certificate file: serve HTTPS directly (with HTTP2_KEY). HTTPS over HTTP/1.1 only, despite the name (the spec\'s): uWebSockets.js serves no HTTP/2, and clients that offer it fall back to HTTP/1.1.'),
   HTTP2_KEY: v('Server', '', optional, 'PEM private key file for HTTP2_CERT.', true),
   SECURITY_TXT: v('Server', '', securityTxt, '/.well-known/security.txt: empty = a default pointing at BASE_URL; text = served as is; a path to a file = its content; 0 = disabled (404).'),
-  API_DOCS_ENABLED: v('Server', '1', bool, 'Serve API docs at /v1/docs.'),
+  API_DOCS_ENABLED: v('Server', '1', bool, 'Serve the API documentation at /v1/docs: Swagger UI and the OpenAPI 3.1 document /v1/docs/openapi.json of the routes enabled (docs/api.md). 0 = 404.'),
   INSPECT_ROUTE_ENABLED: v('Server', '1', bool, 'Enable GET /v1/inspect.'),
   NODE_NAME: v('Server', '', str, 'Human-readable node name, reported as node by GET /.health; with SECRET_SEED it also seeds NODE_ID.'),
   TZ: v('Server', '', str, 'Application timezone (usage months); empty = the system timezone.'),

@@ -38,7 +38,7 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   HTTP2_CERT: IMPLEMENTED,
   HTTP2_KEY: IMPLEMENTED,
   SECURITY_TXT: IMPLEMENTED,
-  API_DOCS_ENABLED: planned('No API docs route yet: /v1/docs answers 404 whatever the value; the reference is docs/api.md.'),
+  API_DOCS_ENABLED: IMPLEMENTED,
   INSPECT_ROUTE_ENABLED: IMPLEMENTED,
   NODE_NAME: IMPLEMENTED,
   TZ: IMPLEMENTED,

@@ -9,12 +9,15 @@
 // a plan of no requests).
 import type { Sql } from '../db/client.js';
 import { accountRequests, keyUsage } from '../db/usage.js';
-import { PalisadeError } from '../errors.js';
+import { usageSpec } from '../api-schema/keys.js';
+import { queryCheck } from '../api-schema/validate.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
-import { isMonth } from '../usage/month.js';
 import { UNLIMITED_REQUEST_LIMIT } from '../usage/plan-limit.js';
+
+/** `Month` and `month` are checked against the schema of /v1/docs (src/api-schema/keys.ts): 400 INVALID_MONTH. */
+const checkQuery = queryCheck(usageSpec);
 
 export interface UsageRouteDeps {
   readonly sql: Sql;
@@ -27,13 +30,11 @@ export interface UsageRouteDeps {
 export function usageRoute(deps: UsageRouteDeps): Handler {
   return async (req: RequestContext): Promise<Reply> => {
     const key = await deps.authorizeServer(req);
+    checkQuery(req.query);
     // The spec names the parameter Month; month was accepted first and stays. When both are given,
     // Month wins.
     const given = req.query.get('Month') ?? req.query.get('month');
-    let month: string;
-    if (given === null || given === '') month = deps.currentMonth();
-    else if (isMonth(given)) month = given;
-    else throw new PalisadeError('INVALID_MONTH');
+    const month = given === null || given === '' ? deps.currentMonth() : given;
     const [usage, account] = await Promise.all([
       keyUsage(deps.sql, key.id, month),
       accountRequests(deps.sql, key.accountId, month),

@@ -160,7 +160,7 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   };
 
   const withKey = (req: RequestContext, key: ApiKey): Reply | Promise<Reply> => {
-    const body = parseBody(req.json(), o.maxFields);
+    const body = parseVerifyBody(req.json(), o.maxFields);
     const result = verifyPayload(body.payload, verifyDeps, key.id);
     return result instanceof Promise ? result.then((r) => checked(req, key, body, r)) : checked(req, key, body, result);
   };
@@ -213,8 +213,12 @@ const MAX_FIELD_NAME = 100;
 /** A UTF-16 surrogate without its other half (JSON's "\ud800"): no URI encoding exists for it. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** 400 INVALID_PAYLOAD without a payload string; 400 INVALID_PARAMETER for malformed extras. */
-function parseBody(body: unknown, maxFields: number): VerifyBody {
+/**
+ * 400 INVALID_PAYLOAD without a payload string; 400 INVALID_PARAMETER for malformed extras. Written
+ * out by hand on this hot path; test/unit/api-schema-conformance.test.ts holds it to VERIFY_BODY,
+ * the schema of /v1/docs (src/api-schema/pow.ts).
+ */
+export function parseVerifyBody(body: unknown, maxFields: number): VerifyBody {
   if (!isObject(body) || typeof body.payload !== 'string') throw new PalisadeError('INVALID_PAYLOAD');
   let fields: Record<string, string> | null = null;
   if (body.fields !== undefined && body.fields !== null) {
