@@ -133,7 +133,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   const abuse = createAbuseProtection(config, {
     store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
   });
-  registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
+  const apiRoutes = registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
   const access = config.ACCESS_LOG_ENABLED ? accessLog(logger) : null;
@@ -182,6 +182,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   try {
     port = await server.listen();
   } catch (err) {
+    await apiRoutes.close();
     await classifier.close().catch(() => {});
     await services.close(1000);
     throw err;
@@ -213,6 +214,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (left > 0) logger.warn({ inFlight: left }, 'shutdown timeout: closing connections with requests in flight');
       server.close();
       mx.close();
+      await apiRoutes.close();
       await classifier.close().catch(() => {});
       await services.close(timeoutMs);
       metrics.close();

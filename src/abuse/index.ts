@@ -90,6 +90,8 @@ export interface AbuseOptions extends Pick<ThreatOptions, 'eventPenalty' | 'mark
 export const FAILURE_POLICY: Readonly<Record<string, { readonly points: number; readonly malicious?: MaliciousReason }>> = Object.freeze({
   INVALID_SOLUTION: { points: 1 },
   INVALID_PAYLOAD: { points: 1 },
+  // A mistyped code is what people do; repeated, it raises the risk that asks for the next code.
+  INCORRECT_CODE: { points: 1 },
   ALTCHA_INVALID: { points: 1 },
   INVALID_SIGNATURE: { points: 2, malicious: 'invalid_signature' },
   PAYLOAD_ALREADY_USED: { points: 2, malicious: 'replayed' },

@@ -26,10 +26,19 @@ import { withClassification } from '../classifier/verify-classification.js';
 import type { ClassifierService } from '../classifier/service.js';
 import type { Intel } from '../intel/intel.js';
 import { checkCountry, parseCountryRules, type CountryRules } from '../intel/key-countries.js';
+import { retryAfterSeconds } from '../abuse/rate-limited.js';
+import { AUDIO_PATH, createAudioSynthesizer, createCodeChallenges } from '../code-challenge/index.js';
+import type { CodeVerifier } from '../pow/verify.js';
+import { createAudioHandler } from './code-audio.js';
+
+/** What registerApiRoutes started and stop() must release. */
+export interface ApiRoutes {
+  close(): Promise<void>;
+}
 
 export function registerApiRoutes(
   router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection, intel?: Intel, classifier?: ClassifierService,
-): void {
+): ApiRoutes {
   const { store, keys, usage } = services;
   const claimOnce = (id: string, untilMs: number) => store.claimOnce(id, untilMs);
   // The verify route's claim: a boolean at once when the store answers on this thread.
@@ -116,6 +125,31 @@ export function registerApiRoutes(
   };
   const clockSkewMs = config.CLAIM_CLOCK_SKEW;
   const keyPolicies = new KeyPolicies();
+  const publicBaseUrl = `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`;
+
+  // Code challenges (docs/code-challenge.md). A submitted one is remembered as a counter that never
+  // counts (limit 0), so the audio route can read "submitted" without creating anything: soft state,
+  // which under memory pressure may be forgotten early (then a spent challenge's clip can still be
+  // fetched, and is of no use: the challenge itself stays claimed).
+  const codeChallenges = createCodeChallenges(config.secrets.CODE_CHALLENGE_SECRET, { publicBaseUrl });
+  const synthesizer = createAudioSynthesizer();
+  const spentKey = (nonce: string) => `code|${nonce}`;
+  const codeVerifier: CodeVerifier = {
+    check: codeChallenges.check,
+    spent(nonce, untilMs) {
+      const sync = store.sync;
+      try {
+        if (sync !== undefined) sync.countUpToSync(spentKey(nonce), 0, 0, untilMs);
+        else store.countUpTo(spentKey(nonce), 0, 0, untilMs).catch(() => {});
+      } catch {
+        // A full store loses this mark only: the claim, which decides, was already made.
+      }
+    },
+  };
+  const risk = (req: RequestContext, penalty: number): number | Promise<number> => {
+    const a = abuse.assess({ req, penalty });
+    return a instanceof Promise ? a.then((x) => x.score) : a.score;
+  };
 
   router.add('GET', '/v1/challenge', createChallengeHandler({
     authorizeBrowser: browser,
@@ -131,12 +165,14 @@ export function registerApiRoutes(
     },
     onChallenge: () => metrics.challenges.inc(),
     pool: services.pool,
+    codeChallenges,
+    risk,
     sentinelConfig: classifier === undefined ? undefined : (key) => {
       const p = keyPolicies.classification(key);
       return p.fields || p.timeZone ? p.sentinel : null;
     },
   }, {
-    publicBaseUrl: `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`,
+    publicBaseUrl,
     maxMemoryBytes: config.POW_MAX_MEMORY,
     maxExpiresMs: config.CACHE_DURATION_USED_CHALLENGES - clockSkewMs,
   }));
@@ -147,6 +183,7 @@ export function registerApiRoutes(
       ? (input) => abuse.assess(input)
       : withClassification((input) => abuse.assess(input), { classifier, intel, policies: keyPolicies, anonymizeIp: config.ANONYMIZE_IP_ADDRESS }),
     clientSignals: intel === undefined ? undefined : (req) => intel.client(req.ip, req.headers),
+    code: codeVerifier,
   }, {
     clockSkewMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     storeBudgetMs: store.kind === 'redis' ? config.REDIS_COMMAND_TIMEOUT : Infinity,
@@ -189,6 +226,33 @@ export function registerApiRoutes(
     router.add('DELETE', '/v1/training', training.remove);
   }
 
+  const audioLimit = config.AUDIO_CHALLENGE_RATE_LIMIT;
+  router.add('GET', AUDIO_PATH, createAudioHandler({
+    // The key's hostnames and own rate rule apply as to its challenges; the audio request is not
+    // counted in the plan (the challenge it belongs to was).
+    authorizeBrowser: (req) => {
+      const key = authorizeBrowser(req, keys);
+      return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
+    },
+    codeChallenges,
+    synthesizer,
+    rateLimit: audioLimit === null ? () => {} : async (req) => {
+      const hit = await store.hit(`audio|${limitKey(audioLimit, {
+        ip: req.ip, apiKey: req.query.get('apiKey') ?? undefined, device: audioLimit.key === 'device' ? abuse.deviceKeys.key(req.ip, req.headers) : undefined,
+      })}`, audioLimit);
+      if (!hit.allowed) {
+        metrics.rateLimited.inc({ reason: 'audio_challenge' });
+        throw new PalisadeError('RATE_LIMITED', undefined, retryAfterSeconds(hit, Date.now()));
+      }
+    },
+    spent: (nonce) => {
+      const untilMs = Date.now() + 60_000;
+      const sync = store.sync;
+      if (sync !== undefined) return sync.countUpToSync(spentKey(nonce), 0, null, untilMs) !== null;
+      return store.countUpTo(spentKey(nonce), 0, null, untilMs).then((r) => r !== null);
+    },
+  }, { delayMs: config.AUDIO_CHALLENGE_DELAY }));
+
   router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));
 
   router.add('POST', '/challenge/verify', createChallengeVerifyHandler({
@@ -196,6 +260,7 @@ export function registerApiRoutes(
   }, { clockSkewMs }));
 
   router.add('GET', '/usage', usageRoute({ sql: services.db.sql, authorizeServer: server, currentMonth: usage.currentMonth }));
+
 
   const generateLimit = config.API_KEY_GENERATE_RATE_LIMIT;
   router.add('POST', '/api_key/generate', apiKeyGenerateRoute({
@@ -212,6 +277,8 @@ export function registerApiRoutes(
       }
     },
   }));
+
+  return { close: () => synthesizer.close() };
 }
 
 function originOf(req: RequestContext): string | null {
