@@ -6,7 +6,8 @@ import { createHmac, hkdfSync, randomInt, timingSafeEqual } from 'node:crypto';
 
 /**
  * Upper-case letters and digits with the look-alikes left out: 0 O D Q (round shapes), 1 I L (bars),
- * 5 S, 8 B, 6 G, 2 Z, U V; spoken, the rest stay distinct enough in the four languages of speech.ts.
+ * 5 S, 8 B, U V; of 6/G and 2/Z the digit stays. Spoken, the rest stay distinct in the four
+ * languages of speech.ts (B, D, G, P, T, V would blur in noise; only P and T remain of them).
  */
 export const CODE_ALPHABET = 'ACEFHJKMNPRTWXY234679';
 export const MIN_CODE_LENGTH = 4;
