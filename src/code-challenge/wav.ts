@@ -69,7 +69,7 @@ export interface MixOptions {
   readonly noiseRms: number;
 }
 
-export const MIX_DEFAULTS: MixOptions = Object.freeze({ speechPeak: 0.6, noiseRms: 0.05 });
+export const MIX_DEFAULTS: MixOptions = Object.freeze({ speechPeak: 0.6, noiseRms: 0.03 });
 
 /**
  * Joins the spoken segments (all at `rate`) with random gaps of `gapMs`, halves the sample rate
