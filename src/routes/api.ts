@@ -26,7 +26,6 @@ import { withClassification } from '../classifier/verify-classification.js';
 import type { ClassifierService } from '../classifier/service.js';
 import type { Intel } from '../intel/intel.js';
 import { checkCountry, parseCountryRules, type CountryRules } from '../intel/key-countries.js';
-import { retryAfterSeconds } from '../abuse/rate-limited.js';
 import { AUDIO_PATH, createAudioSynthesizer, createCodeChallenges } from '../code-challenge/index.js';
 import type { CodeVerifier } from '../pow/verify.js';
 import { createAudioHandler } from './code-audio.js';
@@ -226,7 +225,6 @@ export function registerApiRoutes(
     router.add('DELETE', '/v1/training', training.remove);
   }
 
-  const audioLimit = config.AUDIO_CHALLENGE_RATE_LIMIT;
   router.add('GET', AUDIO_PATH, createAudioHandler({
     // The key's hostnames and own rate rule apply as to its challenges; the audio request is not
     // counted in the plan (the challenge it belongs to was).
@@ -236,15 +234,7 @@ export function registerApiRoutes(
     },
     codeChallenges,
     synthesizer,
-    rateLimit: audioLimit === null ? () => {} : async (req) => {
-      const hit = await store.hit(`audio|${limitKey(audioLimit, {
-        ip: req.ip, apiKey: req.query.get('apiKey') ?? undefined, device: audioLimit.key === 'device' ? abuse.deviceKeys.key(req.ip, req.headers) : undefined,
-      })}`, audioLimit);
-      if (!hit.allowed) {
-        metrics.rateLimited.inc({ reason: 'audio_challenge' });
-        throw new PalisadeError('RATE_LIMITED', undefined, retryAfterSeconds(hit, Date.now()));
-      }
-    },
+    rateLimit: abuse.checkAudioRateLimit,
     spent: (nonce) => {
       const untilMs = Date.now() + 60_000;
       const sync = store.sync;
