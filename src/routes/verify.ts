@@ -1,6 +1,7 @@
 // POST /v1/verify (widget → Palisade, PROTOCOL.md section 3): body {payload, code?, fields?, timeZone?}.
 // 200 {verified:true, payload, algorithm, apiKey, id, score, signature, verificationData} with a
-// signed server payload, 200 {verified:false, reason} when the solution fails, 400 for a malformed body.
+// signed server payload, 200 {verified:false, reason} when the solution fails (INCORRECT_CODE when
+// the challenge carries a code challenge and `code` does not match it), 400 for a malformed body.
 import { PalisadeError } from '../errors.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
