@@ -1,33 +1,36 @@
-// The audio synthesizer: one worker thread (audio-worker.ts) that speaks codes, started on the first
-// request and stopped when idle, so a service whose keys never ask for codes never loads eSpeak
-// (its heap is about 60 MB). Jobs wait in a bounded queue: past it, 503 AUDIO_BUSY, the rate limit
-// (AUDIO_CHALLENGE_RATE_LIMIT) being the first bound per client. A thread that dies or overruns
-// fails its jobs and is replaced on the next request.
-import { Worker } from 'node:worker_threads';
+// The audio synthesizer: one child process (audio-process.ts, why a process: see there) that speaks
+// codes, started on the first request and stopped when idle, so a service whose keys never ask for
+// codes never loads eSpeak. Jobs wait in a bounded queue: past it, 503 AUDIO_BUSY (the rate limit,
+// AUDIO_CHALLENGE_RATE_LIMIT, is the first bound per client). A child that exits, fails or
+// overruns fails its jobs and is replaced on the next request.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { PalisadeError } from '../errors.js';
-import type { AudioAnswer, AudioJob } from './audio-worker.js';
+import type { AudioAnswer, AudioJob } from './audio-process.js';
 import type { AudioLanguage } from './speech.js';
 
 export interface AudioSynthesizerOptions {
   /** Jobs queued or running before AUDIO_BUSY. Default 32. */
   readonly maxPending?: number;
-  /** A job not answered in this long fails (and the thread is replaced). Default 10,000 ms. */
+  /** A job not answered this long after it was queued fails (and the child is replaced). Default 20,000 ms. */
   readonly timeoutMs?: number;
-  /** The thread stops after this long without a job. Default 60,000 ms. */
+  /** The child stops after this long without a job. Default 60,000 ms. */
   readonly idleMs?: number;
 }
 
-export const AUDIO_SYNTHESIZER_DEFAULTS = Object.freeze({ maxPending: 32, timeoutMs: 10_000, idleMs: 60_000 });
+export const AUDIO_SYNTHESIZER_DEFAULTS = Object.freeze({ maxPending: 32, timeoutMs: 20_000, idleMs: 60_000 });
 
 export interface AudioSynthesizer {
   /** The WAV of `code` spoken in `language`; rejects with AUDIO_BUSY when the queue is full. */
   speak(code: string, language: AudioLanguage): Promise<Buffer>;
   /** Jobs queued or running. */
   readonly pending: number;
+  /** The child's process id while one runs (tests). */
+  readonly pid: number | undefined;
   close(): Promise<void>;
 }
 
-const WORKER_URL = new URL('./audio-worker.js', import.meta.url);
+const ENTRY = fileURLToPath(new URL('./audio-process.js', import.meta.url));
 
 interface Waiting {
   resolve(wav: Buffer): void;
@@ -37,7 +40,7 @@ interface Waiting {
 
 export function createAudioSynthesizer(options: AudioSynthesizerOptions = {}): AudioSynthesizer {
   const o = { ...AUDIO_SYNTHESIZER_DEFAULTS, ...options };
-  let worker: Worker | null = null;
+  let child: ChildProcess | null = null;
   let idle: NodeJS.Timeout | null = null;
   let nextId = 1;
   let closed = false;
@@ -50,31 +53,38 @@ export function createAudioSynthesizer(options: AudioSynthesizerOptions = {}): A
       w.reject(err);
     }
   };
-  const stop = (w: Worker) => {
-    if (worker === w) worker = null;
-    void w.terminate();
+  const stop = (c: ChildProcess) => {
+    if (child === c) child = null;
+    c.kill('SIGKILL');
   };
-  const start = (): Worker => {
-    const w = new Worker(WORKER_URL);
-    w.unref();
-    w.on('message', (answer: AudioAnswer) => {
+  const start = (): ChildProcess => {
+    // Advanced serialisation: the WAV crosses as bytes, not as a JSON array of numbers.
+    const c = fork(ENTRY, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], execArgv: [] });
+    c.on('message', (answer: AudioAnswer) => {
       const job = waiting.get(answer.id);
       if (job === undefined) return;
       waiting.delete(answer.id);
       clearTimeout(job.timer);
-      if (answer.ok) job.resolve(Buffer.from(answer.wav));
+      if (answer.ok) job.resolve(Buffer.from(answer.wav.buffer, answer.wav.byteOffset, answer.wav.byteLength));
       else job.reject(new Error(`audio synthesis failed: ${answer.message}`));
       if (waiting.size === 0) armIdle();
     });
-    w.on('error', (err) => { stop(w); failAll(err); });
-    w.on('exit', () => { if (worker === w) { worker = null; failAll(new Error('the audio thread exited')); } });
-    return w;
+    c.on('error', (err) => { stop(c); failAll(err); });
+    c.on('exit', (code, signal) => {
+      if (child !== c) return;
+      child = null;
+      failAll(new Error(`the audio process exited (${signal ?? code})`));
+    });
+    // Neither the child nor its channel keeps a stopping service alive.
+    c.unref();
+    c.channel?.unref();
+    return c;
   };
   const armIdle = () => {
     if (idle !== null) clearTimeout(idle);
     idle = setTimeout(() => {
       idle = null;
-      if (worker !== null && waiting.size === 0) stop(worker);
+      if (child !== null && waiting.size === 0) stop(child);
     }, o.idleMs);
     idle.unref();
   };
@@ -84,30 +94,38 @@ export function createAudioSynthesizer(options: AudioSynthesizerOptions = {}): A
       if (closed) return Promise.reject(new PalisadeError('NOT_READY'));
       if (waiting.size >= o.maxPending) return Promise.reject(new PalisadeError('AUDIO_BUSY'));
       if (idle !== null) { clearTimeout(idle); idle = null; }
-      const w = (worker ??= start());
+      const c = (child ??= start());
       const id = nextId++;
       return new Promise<Buffer>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiting.delete(id);
           reject(new Error(`audio synthesis took over ${o.timeoutMs} ms`));
-          // A stuck thread holds every later job: replace it.
-          stop(w);
-          failAll(new Error('the audio thread was replaced'));
+          // A stuck engine holds every later job: replace it.
+          stop(c);
+          failAll(new Error('the audio process was replaced'));
         }, o.timeoutMs);
         waiting.set(id, { resolve, reject, timer });
-        w.postMessage({ id, code, language } satisfies AudioJob);
+        c.send({ id, code, language } satisfies AudioJob);
       });
     },
     get pending() {
       return waiting.size;
     },
+    get pid() {
+      return child?.pid;
+    },
     async close() {
       closed = true;
       if (idle !== null) clearTimeout(idle);
       failAll(new PalisadeError('NOT_READY'));
-      const w = worker;
-      worker = null;
-      if (w !== null) await w.terminate();
+      const c = child;
+      child = null;
+      if (c !== null && c.exitCode === null && c.signalCode === null) {
+        const exited = new Promise((resolve) => c.once('exit', resolve));
+        c.ref(); // until it has exited: close() is awaited
+        c.kill('SIGKILL');
+        await exited;
+      }
     },
   };
 }

@@ -66,6 +66,7 @@ function harness(risk: number | Promise<number> = 0, audioOptions: AudioRouteOpt
   const synthesizer: AudioSynthesizer = {
     speak: async (c, language) => { h.spoken.push([c, language]); return Buffer.from(`RIFF-${c}-${language}`); },
     pending: 0,
+    pid: undefined,
     close: async () => {},
   };
   h.audio = createAudioHandler({
