@@ -29,6 +29,7 @@ import { checkCountry, parseCountryRules, type CountryRules } from '../intel/key
 import { AUDIO_PATH, createAudioSynthesizer, createCodeChallenges } from '../code-challenge/index.js';
 import type { CodeVerifier } from '../pow/verify.js';
 import { createAudioHandler } from './code-audio.js';
+import { createSpentMarks } from '../code-challenge/spent.js';
 
 /** What registerApiRoutes started and stop() must release. */
 export interface ApiRoutes {
@@ -126,25 +127,11 @@ export function registerApiRoutes(
   const keyPolicies = new KeyPolicies();
   const publicBaseUrl = `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`;
 
-  // Code challenges (docs/code-challenge.md). A submitted one is remembered as a counter that never
-  // counts (limit 0), so the audio route can read "submitted" without creating anything: soft state,
-  // which under memory pressure may be forgotten early (then a spent challenge's clip can still be
-  // fetched, and is of no use: the challenge itself stays claimed).
+  // Code challenges (docs/code-challenge.md); the audio route learns which were submitted from spent.ts.
   const codeChallenges = createCodeChallenges(config.secrets.CODE_CHALLENGE_SECRET, { publicBaseUrl });
   const synthesizer = createAudioSynthesizer();
-  const spentKey = (nonce: string) => `code|${nonce}`;
-  const codeVerifier: CodeVerifier = {
-    check: codeChallenges.check,
-    spent(nonce, untilMs) {
-      const sync = store.sync;
-      try {
-        if (sync !== undefined) sync.countUpToSync(spentKey(nonce), 0, 0, untilMs);
-        else store.countUpTo(spentKey(nonce), 0, 0, untilMs).catch(() => {});
-      } catch {
-        // A full store loses this mark only: the claim, which decides, was already made.
-      }
-    },
-  };
+  const spentMarks = createSpentMarks(store);
+  const codeVerifier: CodeVerifier = { check: codeChallenges.check, spent: spentMarks.mark };
   const risk = (req: RequestContext, penalty: number): number | Promise<number> => {
     const a = abuse.assess({ req, penalty });
     return a instanceof Promise ? a.then((x) => x.score) : a.score;
@@ -235,12 +222,7 @@ export function registerApiRoutes(
     codeChallenges,
     synthesizer,
     rateLimit: abuse.checkAudioRateLimit,
-    spent: (nonce) => {
-      const untilMs = Date.now() + 60_000;
-      const sync = store.sync;
-      if (sync !== undefined) return sync.countUpToSync(spentKey(nonce), 0, null, untilMs) !== null;
-      return store.countUpTo(spentKey(nonce), 0, null, untilMs).then((r) => r !== null);
-    },
+    spent: spentMarks.isSpent,
   }, { delayMs: config.AUDIO_CHALLENGE_DELAY }));
 
   router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));
