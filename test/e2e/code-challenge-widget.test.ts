@@ -24,7 +24,7 @@ if (!available) {
 }
 
 const SECRET = 'e2e-code-challenge-secret-0123456789abcdef';
-const AUDIO_LIMIT = 8;
+const AUDIO_LIMIT = 10;
 let svc: Service;
 let site: Server;
 let siteUrl: string;
@@ -206,6 +206,28 @@ test('"auto": once this client has failed verifications its risk passes 1 and it
   assert.equal(never.codeChallenge, undefined, 'a "never" key asks no code whatever the risk');
 });
 
+test('POST /v1/verify over HTTP: a code that is not a string, too long or has control characters is 400 INVALID_PARAMETER', { skip: !available }, async () => {
+  const challenge = await (await fetch(`${svc.url}/v1/challenge?apiKey=${keyAlways.id}`, { headers: { origin: siteUrl } })).text();
+  const { solveV2 } = await import('../helpers/pow-test-server.js');
+  const { payload } = await solveV2(challenge);
+  const code = readCode(SECRET, keyAlways.id, challenge);
+  for (const [bad, message] of [
+    [12345, 'code must be a string'], [{ code }, 'code must be a string'], ['A'.repeat(33), 'code must be at most 32 characters'],
+    [`${code}\u0000`, 'code must not contain control characters'], [`\r\n${code}`, 'code must not contain control characters'],
+  ] as const) {
+    const res = await fetch(`${svc.url}/v1/verify?apiKey=${keyAlways.id}`, {
+      method: 'POST', headers: { origin: siteUrl, 'content-type': 'application/json' }, body: JSON.stringify({ payload, code: bad }),
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(await res.json(), { error: 'INVALID_PARAMETER', statusCode: 400, message });
+  }
+  // Nothing was spent: the right code still verifies.
+  const res = await fetch(`${svc.url}/v1/verify?apiKey=${keyAlways.id}`, {
+    method: 'POST', headers: { origin: siteUrl, 'content-type': 'application/json' }, body: JSON.stringify({ payload, code }),
+  });
+  assert.equal(((await res.json()) as { verified: boolean }).verified, true);
+});
+
 test('audio route over HTTP: 400 without a token, 404 forged or another key\'s, 410 once submitted, 429 with Retry-After past the limit', { skip: !available }, async () => {
   const headers = { origin: siteUrl };
   const errorOf = async (res: Response) => [res.status, await res.json()] as const;
@@ -218,6 +240,7 @@ test('audio route over HTTP: 400 without a token, 404 forged or another key\'s, 
   assert.deepEqual(await errorOf(await get(`apiKey=${keyAlways.id}`)), [400, { error: 'INVALID_PARAMETER', statusCode: 400, message: 'token is required' }]);
   assert.deepEqual(await errorOf(await get(`apiKey=${keyAlways.id}&token=${'A'.repeat(80)}`)), [404, { error: 'CODE_CHALLENGE_NOT_FOUND', statusCode: 404 }]);
   assert.deepEqual(await errorOf(await get(`apiKey=${keyNever.id}&token=${token}`)), [404, { error: 'CODE_CHALLENGE_NOT_FOUND', statusCode: 404 }]);
+  assert.equal((await fetch(`${svc.url}/v1/challenge/audio?apiKey=${keyAlways.id}&token=${token}`, { method: 'POST', headers })).status, 405);
 
   const { solveV2 } = await import('../helpers/pow-test-server.js');
   const { payload } = await solveV2(challenge);

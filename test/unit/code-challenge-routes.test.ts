@@ -233,10 +233,12 @@ test('audio: 400 without a token, 404 for a forged token or another key\'s, 410 
   await rejects(`apiKey=${keyAlways.id}`, 'INVALID_PARAMETER', 400);
   await rejects(`apiKey=${keyAlways.id}&token=`, 'INVALID_PARAMETER', 400);
   await rejects(`token=${token}`, 'API_KEY_REQUIRED', 401);
-  for (const forged of ['AAAA', token.slice(0, -2), `${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`, 'x'.repeat(5000), '%ff%fe']) {
+  for (const forged of ['AAAA', token.slice(0, -2), '%E2%80%AE%00', `${token}%00`, `${token.slice(0, 10)}${token[10] === 'A' ? 'B' : 'A'}${token.slice(11)}`, 'x'.repeat(5000), '%ff%fe']) {
     await rejects(`apiKey=${keyAlways.id}&token=${forged}`, 'CODE_CHALLENGE_NOT_FOUND', 404);
   }
   await rejects(`apiKey=${keyLong.id}&token=${token}`, 'CODE_CHALLENGE_NOT_FOUND', 404);
+  // A repeated token: the first one counts (as everywhere in the query).
+  await rejects(`apiKey=${keyAlways.id}&token=forged&token=${token}`, 'CODE_CHALLENGE_NOT_FOUND', 404);
   assert.equal(h.spoken.length, 0);
 
   const later = harness(0, { delayMs: 0, now: () => Date.now() + 21 * 60_000 });
