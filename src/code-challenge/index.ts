@@ -26,7 +26,7 @@ export interface CodeChallengeOptions {
   readonly publicBaseUrl?: string;
   /**
    * Renders the image; default createImageRenderer(), made now: the font is parsed once per
-   * process (about 40–75 ms), at start-up rather than in the first challenge that asks for a code.
+   * process (45–85 ms on the development machine), at start-up rather than in the first challenge that asks for a code.
    */
   readonly renderImage?: ImageRenderer;
 }
