@@ -54,14 +54,20 @@ function serve(): void {
     const old = require.cache[path];
     if (old !== undefined) {
       delete require.cache[path];
-      for (const m of Object.values(require.cache) as (Module | undefined)[]) {
-        if (m?.children.includes(old)) m.children.splice(m.children.indexOf(old), 1);
+      // Its parent is the module createRequire made (not in the cache), which lists it as a child.
+      const parents = [...(Object.values(require.cache) as (Module | undefined)[]), (old as Module & { parent?: Module | null }).parent];
+      for (const m of parents) {
+        const i = m?.children.indexOf(old) ?? -1;
+        if (i >= 0) m!.children.splice(i, 1);
       }
     }
     meSpeak = require('mespeak') as MeSpeak;
     meSpeak.loadConfig(config);
     for (const voice of voices) meSpeak.loadVoice(voice);
     calls = 0;
+    // The old engine's heap goes now rather than when V8 next feels pressure (audio.ts starts this
+    // process with --expose-gc): one engine's memory at a time, not two or three.
+    if (old !== undefined) (globalThis as { gc?: () => void }).gc?.();
   };
   load();
 

@@ -59,7 +59,7 @@ export function createAudioSynthesizer(options: AudioSynthesizerOptions = {}): A
   };
   const start = (): ChildProcess => {
     // Advanced serialisation: the WAV crosses as bytes, not as a JSON array of numbers.
-    const c = fork(ENTRY, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], execArgv: [] });
+    const c = fork(ENTRY, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], execArgv: ['--expose-gc'] });
     c.on('message', (answer: AudioAnswer) => {
       const job = waiting.get(answer.id);
       if (job === undefined) return;
