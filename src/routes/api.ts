@@ -213,11 +213,12 @@ export function registerApiRoutes(
   }
 
   router.add('GET', AUDIO_PATH, createAudioHandler({
-    // The key's hostnames and own rate rule apply as to its challenges; the audio request is not
-    // counted in the plan (the challenge it belongs to was).
+    // As for its challenges: an IP marked malicious is refused, and the key's hostnames, country
+    // rules and own rate rule apply; the audio request is not counted in the plan (the challenge it
+    // belongs to was).
     authorizeBrowser: (req) => {
-      const key = authorizeBrowser(req, keys);
-      return key instanceof Promise ? key.then((k) => guard(k, req)) : guard(key, req);
+      const blocked = abuse.assertNotBlocked(req.ip);
+      return blocked instanceof Promise ? blocked.then(() => browser(req)) : browser(req);
     },
     codeChallenges,
     synthesizer,
