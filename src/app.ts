@@ -134,7 +134,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   const abuse = createAbuseProtection(config, {
     store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
   });
-  registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
+  const apiRoutes = registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
   // Last: the document describes the routes registered by now.
   if (config.API_DOCS_ENABLED) {
     const { undocumented } = registerDocsRoutes(router, { version: config.version, basePath: config.APP_BASE_PATH });
@@ -188,6 +188,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   try {
     port = await server.listen();
   } catch (err) {
+    await apiRoutes.close();
     await classifier.close().catch(() => {});
     await services.close(1000);
     throw err;
@@ -219,6 +220,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (left > 0) logger.warn({ inFlight: left }, 'shutdown timeout: closing connections with requests in flight');
       server.close();
       mx.close();
+      await apiRoutes.close();
       await classifier.close().catch(() => {});
       await services.close(timeoutMs);
       metrics.close();

@@ -33,6 +33,9 @@ export const ERRORS = {
   COUNTRY_BLOCKED: { status: 403, message: 'Requests from this country are not accepted for this API key.' },
   FORBIDDEN: { status: 403, message: 'Forbidden.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
+  CODE_CHALLENGE_NOT_FOUND: { status: 404, message: 'No code challenge has this token (or it was issued to another API key).' },
+  CODE_CHALLENGE_EXPIRED: { status: 410, message: 'The code challenge has expired; fetch a new challenge.' },
+  CODE_CHALLENGE_SOLVED: { status: 410, message: 'The code challenge was already submitted; fetch a new challenge.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed.' },
   HOSTNAME_TAKEN: { status: 409, message: 'A key already exists for this hostname.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive in time.' },
@@ -46,6 +49,7 @@ export const ERRORS = {
   PAYLOAD_ALREADY_USED: { status: 400, message: 'The payload was already used.' },
   CHALLENGE_EXPIRED: { status: 400, message: 'The challenge has expired.' },
   INVALID_SOLUTION: { status: 400, message: 'The solution is not correct.' },
+  INCORRECT_CODE: { status: 400, message: 'The code does not match the code challenge (or none was given); the challenge is spent.' },
   // 5xx: us
   POLICY_NOT_ALLOWED: { status: 500, message: 'The challenge policy exceeds the configured limits.' },
   POLICY_INVALID: { status: 500, message: 'The challenge policy of this API key is not valid.' },
@@ -55,6 +59,7 @@ export const ERRORS = {
   NOT_READY: { status: 503, message: 'The service is not ready.' },
   CHALLENGE_POOL_TIMEOUT: { status: 503, message: 'No challenge could be prepared in time; retry.' },
   DERIVATION_BUSY: { status: 503, message: 'Too many key derivations are waiting; retry.' },
+  AUDIO_BUSY: { status: 503, message: 'Too many audio challenges are being spoken; retry.' },
   INTERNAL: { status: 500, message: 'Internal error.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

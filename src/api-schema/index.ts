@@ -10,13 +10,13 @@ import { classifierSpec, trainingAddSpec, trainingListSpec, trainingRemoveSpec }
 import { inspectSpec } from './inspect.js';
 import { apiKeyGenerateSpec, usageSpec } from './keys.js';
 import { docsDocumentSpec, docsPageSpec, healthSpec, liveSpec, logsSpec, metricsSpec, readySpec, securityTxtSpec } from './ops.js';
-import { challengeSpec, challengeVerifySpec, verifySignatureSpec, verifySpec } from './pow.js';
+import { audioSpec, challengeSpec, challengeVerifySpec, verifySignatureSpec, verifySpec } from './pow.js';
 import type { RouteSpec } from './types.js';
 
 export type { Auth, JsonSchema, ResponseSpec, RouteSpec } from './types.js';
 
 export const API_ROUTES: readonly RouteSpec[] = Object.freeze([
-  challengeSpec, verifySpec, inspectSpec,
+  challengeSpec, verifySpec, audioSpec, inspectSpec,
   challengeVerifySpec, verifySignatureSpec, usageSpec,
   classifierSpec, trainingListSpec, trainingAddSpec, trainingRemoveSpec,
   apiKeyGenerateSpec,

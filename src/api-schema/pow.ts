@@ -1,5 +1,6 @@
 // Proof of work: the widget's challenge and verification, and the server-side checks of what the
 // widget posts (PROTOCOL.md sections 1 to 3).
+import { MAX_SUBMITTED_CODE } from '../code-challenge/code.js';
 import { MAX_PARAMS, PARAM_NAME_MAX, PARAM_VALUE_MAX } from '../pow/v1-salt.js';
 import { KEY_ID, NO_STORE, VERIFY_FAILED, VERIFY_REASONS } from './common.js';
 import type { JsonSchema, RouteSpec } from './types.js';
@@ -60,6 +61,17 @@ const CHALLENGE_V2: JsonSchema = {
       type: 'object', required: ['verifyUrl'],
       properties: { verifyUrl: { type: 'string', description: 'Where the widget posts its solution (POST /v1/verify).' } },
     },
+    codeChallenge: {
+      type: 'object', required: ['image', 'length'],
+      description: 'A code to type besides the proof of work (the key\'s `codeChallenge` policy; docs/code-challenge.md). ' +
+        'Its keyed hash is `parameters.data.codeHash`, signed with the challenge.',
+      properties: {
+        image: { type: 'string', pattern: '^data:image/svg\\+xml;base64,', description: 'The code drawn distorted, about 180×50.' },
+        audio: { type: 'string', description: 'GET /v1/challenge/audio with the challenge\'s token, relative to the challenge URL.' },
+        length: { type: 'integer', minimum: 4, maximum: 10 },
+      },
+      additionalProperties: false,
+    },
   },
   additionalProperties: false,
 };
@@ -103,6 +115,36 @@ export const challengeSpec: RouteSpec = {
     'CHALLENGE_POOL_TIMEOUT', 'DERIVATION_BUSY', 'DATABASE_UNAVAILABLE', 'STORE_UNAVAILABLE', 'STORE_FULL'],
 };
 
+export const audioSpec: RouteSpec = {
+  method: 'GET', path: '/v1/challenge/audio', operationId: 'getChallengeAudio', tag: 'Widget',
+  summary: 'The code of a code challenge, spoken',
+  description: 'A WAV of the code spoken twice over noise (docs/code-challenge.md). The widget takes the URL from ' +
+    '`codeChallenge.audio`, resolves it against the challenge URL and adds `language`. Only for a valid, unexpired, ' +
+    'unsubmitted challenge of this key. Rate-limited by AUDIO_CHALLENGE_RATE_LIMIT; the answer comes no sooner than ' +
+    'AUDIO_CHALLENGE_DELAY after the request.',
+  auth: 'browser',
+  query: {
+    type: 'object',
+    properties: {
+      token: { type: 'string', description: 'The challenge\'s token, from `codeChallenge.audio`.' },
+      language: { type: 'string', description: 'en, de, fr or es (a region subtag is ignored); anything else is English.', examples: ['de'] },
+    },
+  },
+  responses: {
+    200: {
+      description: 'The spoken code.',
+      contentType: 'audio/wav',
+      schema: { type: 'string', format: 'binary' },
+      headers: {
+        ...NO_STORE,
+        'content-language': { description: 'The language spoken.', schema: { type: 'string', enum: ['en', 'de', 'fr', 'es'] } },
+      },
+    },
+  },
+  errors: ['INVALID_PARAMETER', 'CODE_CHALLENGE_NOT_FOUND', 'CODE_CHALLENGE_EXPIRED', 'CODE_CHALLENGE_SOLVED', 'AUDIO_BUSY',
+    'IP_BLOCKED', 'COUNTRY_BLOCKED', 'STORE_UNAVAILABLE'],
+};
+
 /** VERIFY_ROUTE_DEFAULTS.maxFields. */
 export const VERIFY_MAX_FIELDS = 50;
 const TIME_ZONE_PATTERN = '^[A-Za-z0-9_+\\-/]{1,64}$';
@@ -129,9 +171,10 @@ export const VERIFY_BODY: JsonSchema = {
       'x-message': 'timeZone must be an IANA time zone name',
     },
     code: {
-      type: ['string', 'null'], maxLength: 64,
-      description: 'The code of a code challenge (none is issued today: only its shape is checked).',
-      'x-message': 'code must be a short string',
+      type: ['string', 'null'], maxLength: MAX_SUBMITTED_CODE, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$',
+      description: 'What the person typed for a code challenge (docs/code-challenge.md): compared case-insensitively, spaces ignored; '
+        + 'a wrong or missing code is `{"verified": false, "reason": "INCORRECT_CODE"}` and spends the challenge.',
+      'x-message': `code must be a string of at most ${MAX_SUBMITTED_CODE} characters without control characters`,
     },
   },
 };

@@ -22,7 +22,6 @@ const NO_CLICKHOUSE = planned('No analytics store yet: parsed, nothing is sent.'
 const NO_SNAPSHOTS = planned('No snapshots are taken yet: parsed, nothing reads it (back up as docs/operations.md says).');
 const NO_UPLOADS = planned('Nothing is uploaded yet: parsed, nothing reads it.');
 const NO_OTEL = planned('Nothing is exported over OpenTelemetry yet: parsed, logs go to stdout and /.logs only.');
-const NO_AUDIO = planned('No audio challenge endpoint yet: parsed, nothing reads it.');
 
 export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   PORT: IMPLEMENTED,
@@ -65,7 +64,7 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   SECRET_SEED: IMPLEMENTED,
   SECRET_SEED_ROTATE: IMPLEMENTED,
   PALISADE_HMAC_SECRET: IMPLEMENTED,
-  CODE_CHALLENGE_SECRET: planned('No code challenges yet: generated (or derived from SECRET_SEED) and kept in secrets.json, nothing signs with it.'),
+  CODE_CHALLENGE_SECRET: IMPLEMENTED,
   JWT_SECRET: planned('No admin sessions yet: generated (or derived from SECRET_SEED) and kept in secrets.json, nothing signs with it.'),
   HASHING_SALT: IMPLEMENTED,
   NODE_ID: planned('Generated (or derived) and kept in secrets.json; nothing reads it yet (/.health names NODE_NAME).'),
@@ -87,8 +86,8 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   FLOOD_RATE_LIMIT: IMPLEMENTED,
   FLOOD_RATE_LIMIT_KEY: IMPLEMENTED,
   API_KEY_GENERATE_RATE_LIMIT: IMPLEMENTED,
-  AUDIO_CHALLENGE_RATE_LIMIT: NO_AUDIO,
-  AUDIO_CHALLENGE_DELAY: NO_AUDIO,
+  AUDIO_CHALLENGE_RATE_LIMIT: IMPLEMENTED,
+  AUDIO_CHALLENGE_DELAY: IMPLEMENTED,
   THREATS_MALICIOUS_LIMIT: IMPLEMENTED,
   THREATS_PROBE_LIMIT: IMPLEMENTED,
   THREATS_BOT_LIMIT: IMPLEMENTED,
