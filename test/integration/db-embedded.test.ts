@@ -116,7 +116,7 @@ test('a client that dies inside a transaction is rolled back and frees the datab
     await inside;
     // b waits while a holds the transaction; a's connection is then cut.
     const read = b.sql`select n from t`;
-    await a.sql.end({ timeout: 0 });
+    await a.close(0);
     const [row] = await read;
     assert.equal(row!.n, 1);
     assert.ok((await stuck) instanceof Error);
@@ -149,7 +149,7 @@ test('an idle transaction holder is cut after ownerIdleTimeoutMs', async () => {
     const [again] = await a.sql`select n from t`;
     assert.equal(again!.n, 1);
   } finally {
-    await a.sql.end({ timeout: 0 });
+    await a.close(0);
     await b.close(1);
     await embedded.close();
     rmSync(dir, { recursive: true, force: true });
@@ -159,14 +159,12 @@ test('an idle transaction holder is cut after ownerIdleTimeoutMs', async () => {
 test('connections beyond maxConnections are refused with SQLSTATE 53300; garbage closes only its connection', async () => {
   const dir = await freshPgliteDataDir();
   const embedded = await startEmbeddedDatabase({ dataDir: dir, location: 'db/palisade', maxConnections: 2 });
-  const pool = openDatabase({ socketPath: embedded.socketPath, maxConnections: 2 });
+  const pool = openDatabase({ socketPath: embedded.socketPath, maxConnections: 2, minConnections: 2 });
   const extra = openDatabase({ socketPath: embedded.socketPath, maxConnections: 1 });
   try {
-    const r1 = await pool.sql.reserve();
-    const r2 = await pool.sql.reserve();
+    // ready() opens minConnections connections, which stay open.
+    await pool.ready();
     await assert.rejects(extra.sql`select 1`, { code: '53300' });
-    r1.release();
-    r2.release();
     await pool.close(1);
     for (const garbage of [Buffer.from('GET / HTTP/1.1\r\n\r\n'), Buffer.from([0, 0, 0, 8, 1, 2, 3, 4]), Buffer.alloc(64, 0xff)]) {
       const closed = await new Promise<boolean>((resolve) => {

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { createAccount, ensureDefaultAccount, findAccount, listAccounts } from '../../src/db/accounts.js';
 import { findApiKey, freeKeyExists, listApiKeys } from '../../src/db/api-keys.js';
 import { isUniqueViolation } from '../../src/db/client.js';
+import { list } from '../../src/db/dialect.js';
 import { listKeyAudit } from '../../src/db/key-audit.js';
 import { migrate } from '../../src/db/migrate.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
@@ -151,10 +152,11 @@ for (const kind of ['pglite', 'postgres'] as DbKind[]) {
       try {
         const q = old.db.sql;
         await migrate(q, MIGRATIONS.filter((m) => m.id === 1));
-        const dflt = (await q`insert into accounts (id, name, is_default) values ('acc_default00000000', 'Default Account', true) returning id`)[0]!.id as string;
+        const dflt = 'acc_default00000000';
+        await q`insert into accounts (id, name, is_default) values (${dflt}, 'Default Account', ${true})`;
         const insertKey = (id: string, free: string | null) => q`
           insert into api_keys (id, account_id, hostnames, plan, free_hostname, secret_nonce, secret_hash)
-          values (${id}, ${dflt}, ${q.array(free === null ? [] : [free])}, ${free === null ? 'unlimited' : 'free'}, ${free}, 'n', ${`h-${id}`})`;
+          values (${id}, ${dflt}, ${list(free === null ? [] : [free])}, ${free === null ? 'unlimited' : 'free'}, ${free}, 'n', ${`h-${id}`})`;
         // An operator key holding a hostname (given to it by `keys hostname reassign`) is no generated key.
         await insertKey('key_operator0000000000000000', 'c.example');
         await insertKey('ckey_stranger000000000000000', 'a.example');
