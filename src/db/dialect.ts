@@ -175,8 +175,10 @@ export const POSTGRES: Dialect = Object.freeze({
   }),
   placeholder: (i: number) => `$${i}`,
   encode(value: unknown): unknown {
+    // `postgres` asks the server for the parameters' types first and serializes by them: a JSON
+    // value goes as is (it stringifies it for json/jsonb), a text[] as its literal (passed through).
     if (value instanceof ListValue) return postgresArrayLiteral(value.items);
-    if (value instanceof JsonValue) return JSON.stringify(value.value);
+    if (value instanceof JsonValue) return value.value;
     return value;
   },
   insertRows(table, columns, rows, onConflict) {
