@@ -6,6 +6,8 @@
 // is a parameter, unless it is a Fragment (raw(), fragment(), the dialect's helpers), which is
 // spliced in. Engine differences stay in dialect.ts (SQL text) and drivers.ts (connections).
 import { Fragment, isUniqueViolation as anyUniqueViolation, type Dialect } from './dialect.js';
+
+export { isForeignKeyViolation } from './dialect.js';
 import { libsqlDriver, mysqlDriver, postgresDriver, type Driver, type Result, type Row, type Runner } from './drivers.js';
 
 export { reconnectDelaySeconds } from './drivers.js';

@@ -112,6 +112,8 @@ export interface Dialect {
   deleteBatch(table: string, key: string, where: Fragment, limit: number): Fragment;
   /** The error is a unique-key violation. */
   isUniqueViolation(err: unknown): boolean;
+  /** The error is a foreign-key violation (a row names one that does not exist). */
+  isForeignKeyViolation(err: unknown): boolean;
 }
 
 const ISO_NOW = `(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
@@ -198,6 +200,7 @@ export const POSTGRES: Dialect = Object.freeze({
   deleteBatch: (table, key, where, limit) =>
     fragment`delete from ${raw(quote(table))} where ${raw(quote(key))} in (select ${raw(quote(key))} from ${raw(quote(table))} where ${where} limit ${raw(String(limit))})`,
   isUniqueViolation: (err) => errorField(err, 'code') === '23505',
+  isForeignKeyViolation: (err) => errorField(err, 'code') === '23503',
 } satisfies Dialect);
 
 /** MySQL and MariaDB (through mysql2; sessions in ANSI mode, UTC). */
@@ -233,6 +236,7 @@ export const MYSQL: Dialect = Object.freeze({
   // MySQL refuses LIMIT in an IN subquery; a single-table DELETE takes one.
   deleteBatch: (table, _key, where, limit) => fragment`delete from ${raw(quote(table))} where ${where} limit ${raw(String(limit))}`,
   isUniqueViolation: (err) => errorField(err, 'errno') === 1062 || errorField(err, 'code') === 'ER_DUP_ENTRY',
+  isForeignKeyViolation: (err) => errorField(err, 'errno') === 1452 || errorField(err, 'code') === 'ER_NO_REFERENCED_ROW_2',
 } satisfies Dialect);
 
 /** SQLite through libSQL: times as ISO-8601 text (sorts and compares as time), booleans as 0/1. */
@@ -269,11 +273,17 @@ export const SQLITE: Dialect = Object.freeze({
   deleteBatch: POSTGRES.deleteBatch,
   isUniqueViolation: (err) => [errorField(err, 'extendedCode'), errorField(err, 'code')]
     .some((c) => c === 'SQLITE_CONSTRAINT_UNIQUE' || c === 'SQLITE_CONSTRAINT_PRIMARYKEY'),
+  isForeignKeyViolation: (err) => [errorField(err, 'extendedCode'), errorField(err, 'code')].some((c) => c === 'SQLITE_CONSTRAINT_FOREIGNKEY'),
 } satisfies Dialect);
 
 /** A unique-key violation on any engine. */
 export function isUniqueViolation(err: unknown): boolean {
   return POSTGRES.isUniqueViolation(err) || MYSQL.isUniqueViolation(err) || SQLITE.isUniqueViolation(err);
+}
+
+/** A foreign-key violation on any engine. */
+export function isForeignKeyViolation(err: unknown): boolean {
+  return POSTGRES.isForeignKeyViolation(err) || MYSQL.isForeignKeyViolation(err) || SQLITE.isForeignKeyViolation(err);
 }
 
 function errorField(err: unknown, name: string): unknown {

@@ -166,19 +166,50 @@ export function mysqlDriver(url: string, pool: PoolOptions): Driver {
   };
 }
 
+/** Writers to each SQLite file from this process, one at a time (libsqlDriver). */
+const fileWriters = new Map<string, { tail: Promise<unknown> }>();
+
+function serialized<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  let lane = fileWriters.get(file);
+  if (lane === undefined) fileWriters.set(file, lane = { tail: Promise.resolve() });
+  const run = lane.tail.then(fn, fn);
+  lane.tail = run.catch(() => undefined);
+  return run;
+}
+
 /**
  * SQLite through libSQL, on a `file:` database. Several processes may open the file: WAL mode and
  * a busy timeout (the connect timeout) let a writer wait for another's lock instead of failing.
  * Transactions begin IMMEDIATE, so two writers queue at BEGIN rather than deadlock later.
+ *
+ * libSQL runs statements synchronously, so a writer that waits for the file's lock blocks this
+ * whole process, including the transaction that holds the lock: within a process, transactions
+ * and every statement but a SELECT take turns (one lane per file, shared by every client on it).
+ * SELECTs run beside them on the pool's other connections (WAL readers never wait for writers).
  */
 export function libsqlDriver(url: string, pool: PoolOptions): Driver {
   if (!/^file:/i.test(url)) {
     throw new Error(`LIBSQL_URL must be a file: URL (a libSQL server over the network is not supported yet), got "${url.replace(/\/\/[^@/]*@/, '//<hidden>@')}"`);
   }
   const client: LibsqlClient = createClient({ url, concurrency: pool.maxConnections, timeout: pool.connectTimeoutMs, intMode: 'number' } as never);
+  const file = url.replace(/^file:(\/\/)?/i, '').replace(/\?.*$/, '');
   let prepared: Promise<void> | null = null;
-  // WAL persists in the file; foreign keys are per connection, and libSQL enforces them by default.
-  const prepare = () => (prepared ??= client.execute('PRAGMA journal_mode = WAL').then(() => undefined));
+  // WAL persists in the file (foreign keys are per connection, and libSQL enforces them by default).
+  // Switching needs the file to itself: while another process holds it, SQLite answers BUSY at
+  // once rather than waiting, so the switch is retried until the connect timeout.
+  const prepare = () => (prepared ??= serialized(file, async () => {
+    const until = Date.now() + pool.connectTimeoutMs;
+    for (;;) {
+      try {
+        const rs = await client.execute('PRAGMA journal_mode');
+        if (String(rs.rows[0]?.[0]).toLowerCase() !== 'wal') await client.execute('PRAGMA journal_mode = WAL');
+        return;
+      } catch (err) {
+        if (!/SQLITE_BUSY/.test(String((err as { code?: unknown }).code ?? (err as Error).message)) || Date.now() > until) throw err;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }).catch((err: unknown) => { prepared = null; throw err; }));
   type Exec = { execute(stmt: { sql: string; args: never[] }): Promise<{ columns: string[]; rows: ArrayLike<unknown>[]; rowsAffected: number }> };
   const runOn = (c: Exec): Runner => async (text, params) => {
     const rs = await c.execute({ sql: text, args: params as never[] });
@@ -191,6 +222,9 @@ export function libsqlDriver(url: string, pool: PoolOptions): Driver {
   };
   const inTransaction = async <T>(fn: (run: Runner) => Promise<T>): Promise<T> => {
     await prepare();
+    return serialized(file, () => transaction(fn));
+  };
+  const transaction = async <T>(fn: (run: Runner) => Promise<T>): Promise<T> => {
     const tx = await client.transaction('write');
     try {
       const out = await fn(runOn(tx as unknown as Exec));
@@ -203,9 +237,13 @@ export function libsqlDriver(url: string, pool: PoolOptions): Driver {
       tx.close();
     }
   };
+  const direct = runOn(client as unknown as Exec);
   return {
     dialect: SQLITE,
-    run: async (text, params) => { await prepare(); return runOn(client as unknown as Exec)(text, params); },
+    run: async (text, params) => {
+      await prepare();
+      return /^\s*select\b/i.test(text) ? direct(text, params) : serialized(file, () => direct(text, params));
+    },
     transaction: inTransaction,
     exclusive: inTransaction,
     async ready() { await prepare(); await client.execute('select 1'); },

@@ -6,7 +6,7 @@ import type { Ddl } from '../dialect.js';
 
 export default (t: Ddl) => `
 CREATE TABLE plans (
-  name ${t.str(64)} PRIMARY KEY CHECK (${t.matches('name', '^[a-z0-9][a-z0-9_.-]{0,63}$')}),
+  name ${t.str(64)} PRIMARY KEY CHECK (${t.matches('name', '^[a-z0-9][-a-z0-9_.]{0,63}$')}),
   -- requests per calendar month (TZ) and account; NULL = unlimited
   request_limit ${t.bigint} CHECK (request_limit IS NULL OR request_limit >= 0),
   created_at ${t.timestamp} NOT NULL DEFAULT ${t.now},

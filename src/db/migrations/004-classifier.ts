@@ -8,7 +8,7 @@ CREATE TABLE training_data (
   id ${t.str(64)} PRIMARY KEY,
   account_id ${t.str(64)} NOT NULL REFERENCES accounts (id),
   -- a named set of examples ("groups" in ALTCHA's similarity API)
-  grp ${t.str(64)} NOT NULL DEFAULT 'default' CHECK (${t.matches('grp', '^[a-z0-9][a-z0-9_.-]{0,63}$')}),
+  grp ${t.str(64)} NOT NULL DEFAULT 'default' CHECK (${t.matches('grp', '^[a-z0-9][-a-z0-9_.]{0,63}$')}),
   text ${t.text} NOT NULL CHECK (${t.length('text')} BETWEEN 1 AND 10000),
   -- the least cosine similarity that counts as a match
   threshold ${t.real} NOT NULL DEFAULT 0.7 CHECK (threshold > 0 AND threshold <= 1),
