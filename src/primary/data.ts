@@ -7,6 +7,7 @@
 import type { Config } from '../config/index.js';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
+import { externalEngine } from '../db/engines.js';
 import { migrate } from '../db/migrate.js';
 import { deleteOldRequestLogs } from '../db/request-logs.js';
 import { deleteOldSpamSubmissions } from '../db/spam-submissions.js';
@@ -31,7 +32,7 @@ export interface PrimaryData {
 const RETENTION_INTERVAL_MS = 15 * 60_000;
 
 export async function preparePrimaryData(config: Config, logger: Logger, workers: number): Promise<PrimaryData> {
-  const embedded = config.POSTGRES_URL ? null : await startEmbeddedDatabase({
+  const embedded = externalEngine(config) !== null ? null : await startEmbeddedDatabase({
     dataDir: config.dataDir,
     location: config.EMBEDDED_DB_DATABASE_LOCATION,
     ...(config.EMBEDDED_DB_DATABASE_ADDR ? { addr: config.EMBEDDED_DB_DATABASE_ADDR } : {}),

@@ -211,9 +211,14 @@ test('EMBEDDED_DB_DATABASE_ADDR: loopback only (no authentication); served over 
   }
 });
 
-test('other engines fail start-up naming the variable', () => {
-  for (const name of ['MYSQL_URL', 'MARIADB_URL', 'MSSQL_URL', 'ORACLE_URL', 'LIBSQL_URL', 'TURBOLITE_URL']) {
-    assert.throws(() => assertSupportedEngine({ [name]: 'x://host/db' }), { message: `not supported yet: ${name}` });
+test('engines without a driver fail start-up naming the variable and the supported engines', () => {
+  for (const name of ['MSSQL_URL', 'ORACLE_URL', 'TURBOLITE_URL']) {
+    assert.throws(() => assertSupportedEngine({ [name]: 'x://host/db' }),
+      { message: new RegExp(`^${name} is not supported \\(no driver in this build\\); supported: POSTGRES_URL \\(PostgreSQL\\), MYSQL_URL \\(MySQL\\), MARIADB_URL \\(MariaDB\\), LIBSQL_URL`) });
   }
-  assert.doesNotThrow(() => assertSupportedEngine({ POSTGRES_URL: 'postgres://x', MYSQL_URL: '', MARIADB_URL: null }));
+  assert.throws(() => assertSupportedEngine({ POSTGRES_URL: 'postgres://x', MARIADB_URL: 'mysql://y' }), /^Error: POSTGRES_URL and MARIADB_URL are all set: set one database/);
+  assert.throws(() => assertSupportedEngine({ LIBSQL_URL: 'libsql://db.example' }), /LIBSQL_URL must be a file: URL/);
+  for (const ok of [{ POSTGRES_URL: 'postgres://x', MYSQL_URL: '', MARIADB_URL: null }, { MYSQL_URL: 'mysql://x' }, { MARIADB_URL: 'mysql://x' }, { LIBSQL_URL: 'file:/tmp/x.db' }, {}]) {
+    assert.doesNotThrow(() => assertSupportedEngine(ok));
+  }
 });

@@ -110,13 +110,14 @@ test('all problems are reported together, secrets never echoed', () => {
   const p = problems({
     PORT: '99999', PENALTY_TTL: 'soon', FLOOD_RATE_LIMIT: '100 per minute', LOG_LEVEL: 'loud',
     PALISADE_HMAC_SECRET: 'tooshort-secret', MONITORING_IP_WHITELIST: '10.0.0.0/40', PHISHING_LIST_SCHEDULE: '* * *',
-    MYSQL_URL: 'mysql://u:p@h/db', ACCESS_LOG_ENABLED: 'maybe',
+    MSSQL_URL: 'mssql://u:p@h/db', ACCESS_LOG_ENABLED: 'maybe',
   });
   assert.equal(p.length, 9);
   for (const name of ['PORT', 'PENALTY_TTL', 'FLOOD_RATE_LIMIT', 'LOG_LEVEL', 'PALISADE_HMAC_SECRET', 'MONITORING_IP_WHITELIST', 'PHISHING_LIST_SCHEDULE', 'ACCESS_LOG_ENABLED']) {
     assert.ok(p.some((x) => x.startsWith(`${name}:`)), `${name} reported`);
   }
-  assert.ok(p.includes('not supported yet: MYSQL_URL (use POSTGRES_URL or the embedded database)'));
+  assert.ok(p.includes('MSSQL_URL is not supported (no driver in this build); supported: POSTGRES_URL (PostgreSQL), MYSQL_URL (MySQL), ' +
+    'MARIADB_URL (MariaDB), LIBSQL_URL (SQLite through libSQL, a file: URL), or none of them for the embedded database'));
   assert.ok(p.every((x) => !x.includes('tooshort-secret')), 'secret value not in the message');
   const err = (() => { try { load({ PORT: 'x', WORKERS: 'y' }); } catch (e) { return e as Error; } })();
   assert.match(err!.message, /Invalid configuration:\n {2}- PORT: .*\n {2}- WORKERS: /);
