@@ -1,5 +1,5 @@
 // `npm run cli -- <command>`: accounts, plans, API keys and usage, against
-//   - POSTGRES_URL / --postgres-url,
+//   - POSTGRES_URL / --postgres-url, MYSQL_URL, MARIADB_URL or LIBSQL_URL,
 //   - the embedded database of a running service (through its socket, DATA_DIR/run/db.sock),
 //   - the embedded database of a stopped service (opened here, under the same lock).
 // Secrets (PALISADE_HMAC_SECRET, HASHING_SALT) are resolved exactly as the service does
@@ -57,7 +57,7 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
   submissions promote SUBMISSION_ID [--group GROUP] [--threshold T] [--weight W]
                                    the submission's text becomes a training example of its account
 
-Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
+Environment: the service's variables (DATA_DIR, POSTGRES_URL, MYSQL_URL, MARIADB_URL, LIBSQL_URL, EMBEDDED_DB_DATABASE_LOCATION,
 DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
 
 /** A command on the service's database: the arguments after its name, the context, the flags. */

@@ -1,5 +1,5 @@
-// The primary's part of the durable data: it hosts the embedded database (unless POSTGRES_URL is
-// set), applies migrations under an advisory lock, creates the default account, the state file and
+// The primary's part of the durable data: it hosts the embedded database (unless an external one
+// is configured: src/db/engines.ts), applies migrations under an advisory lock, creates the default account, the state file and
 // the usage ledger, writes the usage dead processes left in the ledger (usage-drain.ts), and runs
 // the retention job. Workers connect afterwards (src/services.ts). Without Redis it also keeps the
 // shared-memory store open for its sweep: ended claim buckets are deleted and the next ones
