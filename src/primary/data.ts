@@ -9,15 +9,14 @@ import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { externalEngine } from '../db/engines.js';
 import { migrate } from '../db/migrate.js';
-import { deleteOldRequestLogs } from '../db/request-logs.js';
-import { deleteOldSpamSubmissions } from '../db/spam-submissions.js';
-import { pruneUsageFlushes, writeUsageBatch } from '../db/usage.js';
+import { writeUsageBatch } from '../db/usage.js';
 import type { Logger } from '../log.js';
 import { databaseOptions, stateStoreOptions } from '../services.js';
 import { createStateStore, type StateStore } from '../store/index.js';
 import { openRedisStore } from '../store/redis-store.js';
 import { openUsageLedger, usageLedgerPath } from '../usage/usage-ledger.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
+import { createRetentionJob } from './retention.js';
 import { startUsageDrain, type UsageDrain } from './usage-drain.js';
 
 export interface PrimaryData {
@@ -28,7 +27,7 @@ export interface PrimaryData {
   close(): Promise<void>;
 }
 
-/** Every this often the primary deletes request logs older than REQUEST_LOGS_TTL. */
+/** Every this often each primary tries the retention job (src/primary/retention.ts); one node runs it. */
 const RETENTION_INTERVAL_MS = 15 * 60_000;
 
 export async function preparePrimaryData(config: Config, logger: Logger, workers: number): Promise<PrimaryData> {
@@ -65,27 +64,23 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
   }
   const openDb = db;
   const drain = usage;
-  const retention = async () => {
-    try {
-      const deleted = await deleteOldRequestLogs(openDb.sql, config.REQUEST_LOGS_TTL);
-      await pruneUsageFlushes(openDb.sql, 7 * 86_400_000);
-      if (deleted > 0) logger.info({ deleted }, 'request logs past REQUEST_LOGS_TTL deleted');
-      const submissions = await deleteOldSpamSubmissions(openDb.sql, config.DELETE_SPAM_SUBMISSIONS_IN);
-      if (submissions > 0) logger.info({ deleted: submissions }, 'spam submissions past DELETE_SPAM_SUBMISSIONS_IN deleted');
-    } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'retention (request logs, spam submissions) failed; retrying later');
-    }
-  };
+  // One node at a time runs it (a lease in the database), whichever primary takes the lease first.
+  const retention = createRetentionJob({
+    sql: openDb.sql,
+    holder: `${config.secrets.NODE_ID}/${process.pid}`,
+    requestLogsTtlMs: config.REQUEST_LOGS_TTL,
+    spamSubmissionsTtlMs: config.DELETE_SPAM_SUBMISSIONS_IN,
+    intervalMs: RETENTION_INTERVAL_MS,
+    logger,
+  });
   if (config.REDIS_URL) warnUnlessRedisPersists(config, logger).catch(() => {});
-  void retention();
-  const timer = setInterval(() => void retention(), RETENTION_INTERVAL_MS);
-  timer.unref();
+  retention.start();
   return {
     embedded,
     db: openDb,
     usage: drain,
     async close() {
-      clearInterval(timer);
+      await retention.stop();
       await drain.close().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'usage left in the usage ledger not written; it is written at the next start'));
       await janitor?.close().catch(() => {});
       await openDb.close(2000).catch(() => {});

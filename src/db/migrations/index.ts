@@ -8,6 +8,7 @@ import m001 from './001-initial.js';
 import * as m002 from './002-own-accounts.js';
 import m003 from './003-request-log-intel.js';
 import m004 from './004-classifier.js';
+import m005 from './005-leases.js';
 
 export interface Migration {
   readonly id: number;
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { id: 2, name: 'own-accounts', ddl: m002.ddl, data: m002.data },
   { id: 3, name: 'request-log-intel', ddl: m003 },
   { id: 4, name: 'classifier', ddl: m004 },
+  { id: 5, name: 'leases', ddl: m005 },
 ]);
 
 /** The DDL's statements, comments removed. */
