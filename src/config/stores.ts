@@ -1,6 +1,7 @@
 // Where state and data live: the embedded database and the shared-memory state file, Redis,
 // the SQL database (PostgreSQL, MySQL, MariaDB, libSQL; src/db/engines.ts), ClickHouse, uploads and snapshots.
 import { engineProblems } from '../db/engines.js';
+import { snapshotProblems } from '../db/snapshot-files.js';
 import { bool, type Check, cron, ms, oneOf, optional, type Parser, str, uint, v } from './variable.js';
 
 const hostPort: Parser<string | null> = (s) => (s.trim() === '' ? null : s.trim());
@@ -39,12 +40,12 @@ export const STORE_VARIABLES = {
   CLICKHOUSE_BATCH_MAX: v('Data', '100', uint(1), 'ClickHouse flush size.'),
   STORAGE_PROVIDER: v('Data', 'local', oneOf('local', 's3', 'azure'), 'Upload storage (only local is implemented).'),
   STORAGE_LOCAL_DIR: v('Data', 'uploads', str, 'Local upload directory (relative to DATA_DIR).'),
-  SNAPSHOTS_STORAGE_PROVIDER: v('Data', 'local', oneOf('local', 's3', 'azure'), 'Snapshot storage (only local is implemented).'),
+  SNAPSHOTS_STORAGE_PROVIDER: v('Data', 'local', oneOf('local', 's3', 'azure'), 'Snapshot storage: local; s3 and azure are refused at start-up (not implemented yet).'),
   SNAPSHOTS_STORAGE_LOCAL_DIR: v('Data', 'backups', str, 'Local snapshot directory (relative to DATA_DIR).'),
-  SNAPSHOTS_MAIN_SCHEDULE: v('Data', '', cron, 'Database snapshot schedule (cron); empty disables.'),
+  SNAPSHOTS_MAIN_SCHEDULE: v('Data', '', cron, 'Database snapshot schedule (cron); empty disables. One node at a time writes it (a lease); restore with npm run cli -- restore FILE.'),
   SNAPSHOTS_REDIS_SCHEDULE: v('Data', '', cron, 'State snapshot schedule (cron); empty disables.'),
-  SNAPSHOTS_DB_PREFIX: v('Data', 'palisade-backups/db:${iso_date()}', str, 'Path prefix of stored snapshots.'),
+  SNAPSHOTS_DB_PREFIX: v('Data', 'palisade-backups/db:${iso_date()}', str, 'Path of a database snapshot below SNAPSHOTS_STORAGE_LOCAL_DIR, without the .jsonl.gz suffix; ${iso_date()} is the time of the snapshot (2026-11-27T16:30:00Z).'),
 } as const;
 
 /** At most one database URL, of a supported engine (src/db/engines.ts). */
-export const checkStores: Check = (out) => engineProblems(out);
+export const checkStores: Check = (out) => [...engineProblems(out), ...snapshotProblems(out)];

@@ -31,6 +31,8 @@ export interface Sql extends Queryable {
   begin<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** `fn` under the database's migration lock (drivers.ts says how each engine holds it). */
   exclusive<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** `fn` reading one consistent, read-only view of the database (snapshots). */
+  consistentRead<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 export type DatabaseKind = 'postgres' | 'embedded' | 'mysql' | 'libsql';
@@ -104,6 +106,7 @@ function databaseOver(kind: DatabaseKind, driver: Driver): Database {
   const sql = Object.assign(queryable(driver.dialect, driver.run), {
     begin: <T>(fn: (tx: Queryable) => Promise<T>) => driver.transaction((run) => fn(queryable(driver.dialect, run))),
     exclusive: <T>(fn: (tx: Queryable) => Promise<T>) => driver.exclusive((run) => fn(queryable(driver.dialect, run))),
+    consistentRead: <T>(fn: (tx: Queryable) => Promise<T>) => driver.consistentRead((run) => fn(queryable(driver.dialect, run))),
   }) as Sql;
   return {
     kind,

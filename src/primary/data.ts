@@ -16,6 +16,7 @@ import { createStateStore, type StateStore } from '../store/index.js';
 import { openRedisStore } from '../store/redis-store.js';
 import { openUsageLedger, usageLedgerPath } from '../usage/usage-ledger.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
+import { snapshotFile, startSnapshotSchedule } from '../db/snapshot-files.js';
 import { createRetentionJob } from './retention.js';
 import { startUsageDrain, type UsageDrain } from './usage-drain.js';
 
@@ -75,11 +76,19 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
   });
   if (config.REDIS_URL) warnUnlessRedisPersists(config, logger).catch(() => {});
   retention.start();
+  const snapshots = config.SNAPSHOTS_MAIN_SCHEDULE === null ? null : startSnapshotSchedule({
+    sql: openDb.sql,
+    schedule: config.SNAPSHOTS_MAIN_SCHEDULE,
+    holder: `${config.secrets.NODE_ID}/${process.pid}`,
+    file: (at) => snapshotFile(config.dataDir, config.SNAPSHOTS_STORAGE_LOCAL_DIR, config.SNAPSHOTS_DB_PREFIX, at),
+    logger,
+  });
   return {
     embedded,
     db: openDb,
     usage: drain,
     async close() {
+      snapshots?.stop();
       await retention.stop();
       await drain.close().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'usage left in the usage ledger not written; it is written at the next start'));
       await janitor?.close().catch(() => {});
