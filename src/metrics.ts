@@ -40,8 +40,10 @@ export interface StateTableView {
   claimMemory(): { claims: number; bytes: number; maxBytes: number };
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+export function createMetrics(options: { defaultMetrics?: boolean; labels?: Readonly<Record<string, string>> } = {}): Metrics {
   const registry = new Registry();
+  // node and node_name on every series, so that a cluster's scrapes tell the nodes apart.
+  if (options.labels !== undefined) registry.setDefaultLabels({ ...options.labels });
   const registers = [registry];
   if (cluster.isWorker) {
     // Answer the primary's AggregatorRegistry with this registry (prom-client installs its worker-side

@@ -5,6 +5,7 @@ import { type Config, dataPath } from './config/index.js';
 import { openDatabase, type Database, type DatabaseOptions } from './db/client.js';
 import { externalDatabaseOptions, postgresPool } from './db/engines.js';
 import { accountRequests, writeUsageBatch } from './db/usage.js';
+import { nodeLabel } from './log.js';
 import { findApiKeyIdBySecretHash } from './db/api-keys.js';
 import { loadApiKey } from './keys/api-keys.js';
 import { createKeyCache, type KeyCache } from './keys/key-cache.js';
@@ -76,7 +77,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     logger.warn({ path: ledger.path }, 'every usage ledger region is held: usage counts of this process live in its heap and die with it');
   }
   const usage = createUsageBuffer(
-    (batch) => writeUsageBatch(db.sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET }),
+    (batch) => writeUsageBatch(db.sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET, node: nodeLabel(config) }),
     {
       ...(region === null ? {} : { region }),
       anonymizeIp: config.ANONYMIZE_IP_ADDRESS,

@@ -19,6 +19,8 @@ export interface RequestLogEntry {
   readonly country?: string | null;
   /** Threat kinds listing the client IP, comma-separated (malicious,proxy,tor,bot); null when none. */
   readonly threats?: string | null;
+  /** The node that served it (NODE_NAME, else NODE_ID); null in rows written before migration 006. */
+  readonly node?: string | null;
 }
 
 export interface StoredRequestLog extends RequestLogEntry {
@@ -27,14 +29,15 @@ export interface StoredRequestLog extends RequestLogEntry {
 }
 
 /**
- * Columns of one row, in the order the HMAC covers them. country and threats only when either is
- * set, so rows written before they existed (and rows without them) keep their HMAC.
+ * Columns of one row, in the order the HMAC covers them. country and threats only when either (or
+ * node) is set, node only when set, so rows written before they existed keep their HMAC.
  */
 function canonical(e: RequestLogEntry): string {
   const row: unknown[] = [
     new Date(e.time).toISOString(), e.apiKeyId, e.accountId, e.ip, e.method, e.path, e.status, e.durationMs,
   ];
-  if (e.country != null || e.threats != null) row.push(e.country ?? null, e.threats ?? null);
+  if (e.country != null || e.threats != null || e.node != null) row.push(e.country ?? null, e.threats ?? null);
+  if (e.node != null) row.push(e.node);
   return JSON.stringify(row);
 }
 
@@ -57,14 +60,14 @@ const ROWS_PER_INSERT = 5000;
 
 const LOG_COLUMNS = {
   time: 'timestamp', api_key_id: 'text', account_id: 'text', ip: 'text', method: 'text', path: 'text',
-  status: 'smallint', duration_ms: 'double', country: 'text', threats: 'text', hmac: 'text',
+  status: 'smallint', duration_ms: 'double', country: 'text', threats: 'text', node: 'text', hmac: 'text',
 } as const;
 
 export async function insertRequestLogs(q: Queryable, entries: readonly RequestLogEntry[], hmacSecret: string | null): Promise<void> {
   for (let i = 0; i < entries.length; i += ROWS_PER_INSERT) {
     const rows = entries.slice(i, i + ROWS_PER_INSERT).map((e) => [
       new Date(e.time), e.apiKeyId, e.accountId, e.ip, e.method, e.path, e.status, e.durationMs,
-      e.country ?? null, e.threats ?? null, hmacSecret === null ? null : requestLogHmac(e, hmacSecret),
+      e.country ?? null, e.threats ?? null, e.node ?? null, hmacSecret === null ? null : requestLogHmac(e, hmacSecret),
     ]);
     for (const statement of q.dialect.insertRows('request_logs', LOG_COLUMNS, rows)) await q.run(statement);
   }
@@ -77,13 +80,14 @@ export async function listRequestLogs(q: Queryable, options: { apiKeyId?: string
     : await q<LogRow[]>`select * from request_logs where api_key_id = ${options.apiKeyId} order by time desc, id desc limit ${limit}`;
   return rows.map((r) => Object.freeze({
     id: String(r.id), time: toDate(r.time).getTime(), apiKeyId: r.api_key_id, accountId: r.account_id, ip: r.ip,
-    method: r.method, path: r.path, status: Number(r.status), durationMs: Number(r.duration_ms), country: r.country, threats: r.threats, hmac: r.hmac,
+    method: r.method, path: r.path, status: Number(r.status), durationMs: Number(r.duration_ms), country: r.country, threats: r.threats, node: r.node ?? null, hmac: r.hmac,
   }));
 }
 
 interface LogRow {
   id: string | number; time: unknown; api_key_id: string | null; account_id: string | null; ip: string | null;
   method: string; path: string; status: number | string; duration_ms: number | string; country: string | null; threats: string | null;
+  node?: string | null;
   hmac: string | null;
 }
 

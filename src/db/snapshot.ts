@@ -46,7 +46,7 @@ export const SNAPSHOT_TABLES: readonly TableSpec[] = Object.freeze([
   T('usage_flushes', ['id'], { id: 'text', flushed_at: 'time' }),
   T('request_logs', ['id'], {
     id: 'int', time: 'time', api_key_id: 'text', account_id: 'text', ip: 'text', method: 'text', path: 'text', status: 'int',
-    duration_ms: 'float', country: 'text', threats: 'text', hmac: 'text',
+    duration_ms: 'float', country: 'text', threats: 'text', node: 'text', hmac: 'text',
   }, 'id'),
   T('key_audit', ['id'], { id: 'int', time: 'time', api_key_id: 'text', action: 'text', actor: 'text', detail: 'json' }, 'id'),
   T('training_data', ['id'], {

@@ -40,6 +40,8 @@ export interface UsageBatch {
 export interface WriteUsageOptions {
   /** EMBEDDED_DB_HMAC_SECRET: signs each request-log row. Default none. */
   readonly requestLogHmacSecret?: string | null;
+  /** The node writing (NODE_NAME, else NODE_ID): recorded in each request-log row. Default none. */
+  readonly node?: string | null;
 }
 
 /** Writes one batch atomically. Resolves false when this batch id was already applied. */
@@ -66,7 +68,9 @@ export async function writeUsageBatch(sql: Sql, batch: UsageBatch, options: Writ
       const upsert = { keys: ['api_key_id', 'month', 'origin'], add: ['requests'] };
       for (const statement of tx.dialect.insertRows('usage_referrers', columns, rows, upsert)) await tx.run(statement);
     }
-    await insertRequestLogs(tx, batch.logs, options.requestLogHmacSecret ?? null);
+    const node = options.node ?? null;
+    const logs = node === null ? batch.logs : batch.logs.map((l) => (l.node == null ? { ...l, node } : l));
+    await insertRequestLogs(tx, logs, options.requestLogHmacSecret ?? null);
     return true;
   });
   if (applied && batch.lastUsed.length > 0) {

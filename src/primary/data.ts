@@ -10,6 +10,7 @@ import { openDatabase, type Database } from '../db/client.js';
 import { externalEngine } from '../db/engines.js';
 import { migrate } from '../db/migrate.js';
 import { writeUsageBatch } from '../db/usage.js';
+import { nodeLabel } from '../log.js';
 import type { Logger } from '../log.js';
 import { databaseOptions, stateStoreOptions } from '../services.js';
 import { createStateStore, type StateStore } from '../store/index.js';
@@ -50,7 +51,7 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     // Create (or check) the state file once here, so workers never race to create it.
     if (!config.REDIS_URL) janitor = await createStateStore(stateStoreOptions(config, logger));
     const sql = db.sql;
-    usage = startUsageDrain(openUsageLedger(usageLedgerPath(config.dataDir)), (batch) => writeUsageBatch(sql, batch), {
+    usage = startUsageDrain(openUsageLedger(usageLedgerPath(config.dataDir)), (batch) => writeUsageBatch(sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET, node: nodeLabel(config) }), {
       onError: (err) => logger.warn({ err: (err as Error).message }, 'writing usage left in the usage ledger failed; retrying later'),
       onDrained: (region, requests) => logger.info({ region, requests }, 'usage left in the usage ledger written'),
     });

@@ -53,7 +53,7 @@ async function populate(sql: Sql): Promise<void> {
         country: i % 5 ? 'DE' : null, threats: i % 11 ? null : 'proxy,tor',
       })),
       lastUsed: [{ apiKeyId: keys[0]!.id, at: new Date('2030-01-03T00:00:00.123Z') }],
-    }, { requestLogHmacSecret: HMAC });
+    }, { requestLogHmacSecret: HMAC, node: b === 2 ? 'node "b"' : null });
   }
   await addTrainingExample(sql, { accountId: dflt.id, text: 'buy cheap pills\nnow', group: 'pharma', threshold: 0.65, weight: 2.5 });
   await insertSpamSubmissions(sql, [{
@@ -68,6 +68,9 @@ async function state(sql: Sql): Promise<unknown> {
   const accounts = await listAccounts(sql);
   const logs = await listRequestLogs(sql, { limit: 10_000 });
   assert.ok(logs.every((l) => verifyRequestLog(l, HMAC)), 'every request log still verifies');
+  assert.equal(logs.filter((l) => l.node === 'node "b"').length, 700);
+  // The HMAC covers the node: another node's name no longer verifies.
+  assert.equal(verifyRequestLog({ ...logs.find((l) => l.node !== null)!, node: 'node-c' }, HMAC), false);
   return {
     accounts, keys, plans: await listPlans(sql),
     usage: await Promise.all(keys.flatMap((k) => ['2030-01', '2030-02', '2030-03'].map((m) => keyUsage(sql, k.id, m)))),

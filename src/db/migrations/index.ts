@@ -9,6 +9,7 @@ import * as m002 from './002-own-accounts.js';
 import m003 from './003-request-log-intel.js';
 import m004 from './004-classifier.js';
 import m005 from './005-leases.js';
+import m006 from './006-request-log-node.js';
 
 export interface Migration {
   readonly id: number;
@@ -25,6 +26,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { id: 3, name: 'request-log-intel', ddl: m003 },
   { id: 4, name: 'classifier', ddl: m004 },
   { id: 5, name: 'leases', ddl: m005 },
+  { id: 6, name: 'request-log-node', ddl: m006 },
 ]);
 
 /** The DDL's statements, comments removed. */
