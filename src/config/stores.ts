@@ -43,7 +43,7 @@ export const STORE_VARIABLES = {
   SNAPSHOTS_STORAGE_PROVIDER: v('Data', 'local', oneOf('local', 's3', 'azure'), 'Snapshot storage: local; s3 and azure are refused at start-up (not implemented yet).'),
   SNAPSHOTS_STORAGE_LOCAL_DIR: v('Data', 'backups', str, 'Local snapshot directory (relative to DATA_DIR).'),
   SNAPSHOTS_MAIN_SCHEDULE: v('Data', '', cron, 'Database snapshot schedule (cron); empty disables. One node at a time writes it (a lease); restore with npm run cli -- restore FILE.'),
-  SNAPSHOTS_REDIS_SCHEDULE: v('Data', '', cron, 'State snapshot schedule (cron); empty disables.'),
+  SNAPSHOTS_REDIS_SCHEDULE: v('Data', '', cron, 'Redis state snapshot schedule (cron; needs REDIS_URL); empty disables. Written next to database snapshots as .redis.jsonl.gz, by one node at a time; restore with npm run cli -- restore FILE.'),
   SNAPSHOTS_DB_PREFIX: v('Data', 'palisade-backups/db:${iso_date()}', str, 'Path of a database snapshot below SNAPSHOTS_STORAGE_LOCAL_DIR, without the .jsonl.gz suffix; ${iso_date()} is the time of the snapshot (2026-11-27T16:30:00Z).'),
 } as const;
 

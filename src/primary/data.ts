@@ -18,6 +18,7 @@ import { openRedisStore } from '../store/redis-store.js';
 import { openUsageLedger, usageLedgerPath } from '../usage/usage-ledger.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
 import { snapshotFile, startSnapshotSchedule } from '../db/snapshot-files.js';
+import { writeRedisSnapshot } from '../store/redis-snapshot.js';
 import { createRetentionJob } from './retention.js';
 import { startUsageDrain, type UsageDrain } from './usage-drain.js';
 
@@ -75,6 +76,16 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     intervalMs: RETENTION_INTERVAL_MS,
     logger,
   });
+  const redisUrl = config.REDIS_URL;
+  const redisSnapshots = config.SNAPSHOTS_REDIS_SCHEDULE === null || !redisUrl ? null : startSnapshotSchedule({
+    sql: openDb.sql,
+    schedule: config.SNAPSHOTS_REDIS_SCHEDULE,
+    lease: 'snapshot-redis',
+    write: (file, at) => writeRedisSnapshot(redisUrl, file, at.getTime()),
+    holder: `${config.secrets.NODE_ID}/${process.pid}`,
+    file: (at) => snapshotFile(config.dataDir, config.SNAPSHOTS_STORAGE_LOCAL_DIR, config.SNAPSHOTS_DB_PREFIX, at, 'redis'),
+    logger,
+  });
   if (config.REDIS_URL) warnUnlessRedisPersists(config, logger).catch(() => {});
   retention.start();
   const snapshots = config.SNAPSHOTS_MAIN_SCHEDULE === null ? null : startSnapshotSchedule({
@@ -90,6 +101,7 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     usage: drain,
     async close() {
       snapshots?.stop();
+      redisSnapshots?.stop();
       await retention.stop();
       await drain.close().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'usage left in the usage ledger not written; it is written at the next start'));
       await janitor?.close().catch(() => {});

@@ -14,7 +14,7 @@ import type { Sql } from '../../src/db/client.js';
 import { listKeyAudit } from '../../src/db/key-audit.js';
 import { listPlans, setPlan } from '../../src/db/plans.js';
 import { listRequestLogs, verifyRequestLog } from '../../src/db/request-logs.js';
-import { snapshotFile, snapshotProblems } from '../../src/db/snapshot-files.js';
+import { scheduledSnapshot, snapshotFile, snapshotProblems } from '../../src/db/snapshot-files.js';
 import { restoreSnapshot, SNAPSHOT_EXCLUDED, SNAPSHOT_TABLES, writeSnapshot } from '../../src/db/snapshot.js';
 import { insertSpamSubmissions, listSpamSubmissions } from '../../src/db/spam-submissions.js';
 import { addTrainingExample, listTrainingData } from '../../src/db/training-data.js';
@@ -162,6 +162,30 @@ test('the catalogue covers every table and column the migrations create', { skip
     for (const r of rows) actual.set(r.table_name, [...(actual.get(r.table_name) ?? []), r.column_name]);
     for (const excluded of SNAPSHOT_EXCLUDED) actual.delete(excluded);
     assert.deepEqual(new Map(SNAPSHOT_TABLES.map((s) => [s.name, Object.keys(s.columns).sort()])), new Map([...actual].map(([k, v]) => [k, v.sort()])));
+  } finally {
+    await t.close();
+  }
+});
+
+test('a scheduled snapshot is written by one node: the others find the lease taken', async () => {
+  const t = (await openTestDatabase('libsql'))!;
+  try {
+    await populate(t.db.sql);
+    const at = Date.parse('2031-05-06T07:08:09Z');
+    const file = (d: Date) => snapshotFile(dir, 'backups', 'sched/db:${iso_date()}', d);
+    const runs = await Promise.all(['a', 'b', 'c'].map((holder) => scheduledSnapshot({ sql: t.db.sql, schedule: '* * * * *', holder, file, now: () => at })));
+    const written = runs.filter((r) => r !== null);
+    assert.equal(written.length, 1);
+    assert.equal(written[0]!.file, join(dir, 'backups', 'sched', 'db:2031-05-06T07:08:09Z.jsonl.gz'));
+    const other = (await openTestDatabase('libsql'))!;
+    try {
+      await restoreSnapshot(other.db.sql, written[0]!.file);
+      assert.equal((await listApiKeys(other.db.sql)).length, 4);
+    } finally {
+      await other.close();
+    }
+    // Five minutes later the lease is free again.
+    assert.notEqual(await scheduledSnapshot({ sql: t.db.sql, schedule: '* * * * *', holder: 'b', file, now: () => at + 5 * 60_000 + 1 }), null);
   } finally {
     await t.close();
   }
