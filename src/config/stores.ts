@@ -12,7 +12,7 @@ export const STORE_VARIABLES = {
   EMBEDDED_DB_DATABASE_ADDR: v('Data', '', hostPort, 'Optional loopback TCP address (host:port) for the embedded database besides its Unix socket; non-loopback addresses are refused (it has no authentication). The spec default :::4080 is not used for that reason.'),
   EMBEDDED_DB_REDIS_LOCATION: v('Data', 'db/state.shm', str, 'Shared-memory state file (relative to DATA_DIR).'),
   EMBEDDED_DB_REDIS_ADDR: v('Data', '', hostPort, 'Not used: the shared-memory state store has no network listener; use REDIS_URL for several nodes.'),
-  REDIS_URL: v('Data', '', optional, 'External Redis for the state store (several nodes).', true),
+  REDIS_URL: v('Data', '', optional, 'External Redis for the state store (several nodes): redis:// or rediss:// naming one server. redis+cluster:// and redis+sentinel:// are refused (not supported yet).', true),
   REDIS_COMMAND_TIMEOUT: v('Data', '5000', ms, 'Redis command timeout (ms); a request never waits longer.'),
   REDIS_CONNECT_TIMEOUT: v('Data', '10000', ms, 'Redis connect timeout (ms).'),
   REDIS_MAX_RETRIES: v('Data', '2', uint(0, 100), 'Redis retries per request.'),
@@ -48,4 +48,15 @@ export const STORE_VARIABLES = {
 } as const;
 
 /** At most one database URL, of a supported engine (src/db/engines.ts). */
-export const checkStores: Check = (out) => [...engineProblems(out), ...snapshotProblems(out)];
+export const checkStores: Check = (out) => [...engineProblems(out), ...snapshotProblems(out), ...redisUrlProblems(out.REDIS_URL)];
+
+/** REDIS_URL names one Redis server; Cluster and Sentinel URLs are refused until they are supported. */
+function redisUrlProblems(url: unknown): string[] {
+  if (typeof url !== 'string' || url.trim() === '') return [];
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1]?.toLowerCase();
+  if (scheme === 'redis+cluster' || scheme === 'redis+sentinel') {
+    return [`REDIS_URL: ${scheme}:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address`];
+  }
+  if (scheme !== 'redis' && scheme !== 'rediss') return ['REDIS_URL must start with redis:// or rediss://'];
+  return [];
+}

@@ -213,3 +213,12 @@ test('CACHE_DURATION_USED_CHALLENGES must outlast CLAIM_CLOCK_SKEW by a minute (
   assert.deepEqual(problems({ CACHE_DURATION_USED_CHALLENGES: '90s', CLAIM_CLOCK_SKEW: '60s' }), ['CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m']);
   assert.equal(load({ CACHE_DURATION_USED_CHALLENGES: '2m', CLAIM_CLOCK_SKEW: '60s' }).CACHE_DURATION_USED_CHALLENGES, 120_000);
 });
+
+test('REDIS_URL names one server: Cluster and Sentinel URLs are refused clearly, other schemes too', () => {
+  assert.deepEqual(problems({ REDIS_URL: 'redis+cluster://a:7000,b:7001' }),
+    ['REDIS_URL: redis+cluster:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+sentinel://s1:26379,s2:26379/mymaster' }),
+    ['REDIS_URL: redis+sentinel:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address']);
+  assert.deepEqual(problems({ REDIS_URL: 'http://host:6379' }), ['REDIS_URL must start with redis:// or rediss://']);
+  for (const ok of ['redis://host:6379', 'rediss://u:p@host:6380/2']) assert.equal(load({ REDIS_URL: ok }).REDIS_URL, ok);
+});
