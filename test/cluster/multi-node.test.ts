@@ -316,7 +316,7 @@ test('/usage sums every node after one node is SIGKILLed and restarted and anoth
   assert.equal(byNode.get('node-2'), 80, 'the drained node wrote every row');
   assert.ok((byNode.get('node-3') ?? 0) <= 90);
   console.log(`request-log rows per node after the SIGKILL: ${JSON.stringify(Object.fromEntries(byNode))} (node-3 sent 90)`);
-  // Logs carry node and nodeName; metrics carry node and node_name labels.
+  // Logs carry node and nodeName; the info metric carries node and node_name labels.
   const listening = async (node: Node) => {
     for (let i = 0; i < 100; i++) {
       const found = node.output.find((l) => l.includes('palisade listening'));
@@ -329,7 +329,7 @@ test('/usage sums every node after one node is SIGKILLed and restarted and anoth
   assert.equal(line.nodeName, 'node-1');
   assert.match(line.node ?? '', /^[0-9a-f]{16}$/);
   const metrics = await (await fetch(`${nodes[0]!.url}/.metrics`)).text();
-  assert.match(metrics, new RegExp(`palisade_api_challenges_total\\{[^}]*node="${line.node}"[^}]*node_name="node-1"`));
+  assert.match(metrics, new RegExp(`^palisade_node_info\\{node="${line.node}",node_name="node-1"\\} 1$`, 'm'));
   const other = await listening(nodes[2]!);
   assert.equal(other.nodeName, 'node-3');
   assert.notEqual(other.node, line.node, 'each node has an id of its own');
