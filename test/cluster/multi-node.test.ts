@@ -63,7 +63,8 @@ interface Host {
   readonly namespace: string | null;
 }
 
-const useNamespaces = namespacesAllowed();
+// PALISADE_TEST_LOOPBACK_NODES=1 runs the loopback fallback even where namespaces can be made.
+const useNamespaces = process.env.PALISADE_TEST_LOOPBACK_NODES !== '1' && namespacesAllowed();
 const hosts: Host[] = [];
 const proxies: Server[] = [];
 const sockets = new Set<Socket>();
@@ -171,7 +172,9 @@ before(async () => {
     console.log('multi-node: three network namespaces (10.211.0.2, 10.211.1.2, 10.211.2.2), one veth link each');
   } else {
     for (let i = 0; i < 3; i++) hosts.push({ address: '127.0.0.1', gateway: '127.0.0.1', namespace: null, wrap: (argv) => argv });
-    console.log('multi-node: network namespaces cannot be made here (no CAP_NET_ADMIN): three loopback ports instead');
+    console.log(process.env.PALISADE_TEST_LOOPBACK_NODES === '1'
+      ? 'multi-node: PALISADE_TEST_LOOPBACK_NODES=1: three loopback ports instead of network namespaces'
+      : 'multi-node: network namespaces cannot be made here (no CAP_NET_ADMIN): three loopback ports instead');
   }
   redis = await startThrowawayRedis();
   if (useNamespaces) {
