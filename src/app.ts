@@ -56,7 +56,7 @@ export interface App {
 
 export async function startApp(config: Config, options: AppOptions): Promise<App> {
   const { logger, link } = options;
-  const metrics = createMetrics();
+  const metrics = createMetrics({ node: { id: config.secrets.NODE_ID, name: config.NODE_NAME } });
   const router = new Router();
   let draining = false;
   let lastResponseAt = 0;

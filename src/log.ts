@@ -172,3 +172,13 @@ export function plainLine(jsonLine: string): string {
     .join(' ');
   return `${String(time)} ${LEVEL_NAMES[level as number] ?? String(level)} ${msg === undefined ? '' : String(msg)}${extras ? ` ${extras}` : ''}`;
 }
+
+/** What names this node in request logs and metric labels: NODE_NAME when set, else NODE_ID. */
+export function nodeLabel(config: { readonly NODE_NAME: string; readonly secrets: { readonly NODE_ID: string } }): string {
+  return config.NODE_NAME || config.secrets.NODE_ID;
+}
+
+/** The base fields every log line of this node carries: node (NODE_ID) and nodeName (NODE_NAME, when set). */
+export function nodeFields(config: { readonly NODE_NAME: string; readonly secrets: { readonly NODE_ID: string } }): Record<string, string> {
+  return { node: config.secrets.NODE_ID, ...(config.NODE_NAME ? { nodeName: config.NODE_NAME } : {}) };
+}

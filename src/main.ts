@@ -3,7 +3,7 @@
 // WORKERS=0 runs everything in this one process.
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig, workerSlot, type Config } from './config/index.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, nodeFields, type Logger } from './log.js';
 import { startApp, type App } from './app.js';
 import { publicTrustedRanges } from './http/client-ip.js';
 import type { PrimaryData } from './primary/data.js';
@@ -63,7 +63,7 @@ function warnAboutConfig(config: Config, logger: Logger): void {
 
 async function runSingle(config: Config): Promise<void> {
   const logs = localLogHub();
-  const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, tap: logs.tap });
+  const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: nodeFields(config), tap: logs.tap });
   warnAboutConfig(config, logger);
   let data: PrimaryData | null = null;
   let app: App;
@@ -100,7 +100,7 @@ async function shutdown(app: App, data: PrimaryData | null, config: Config, logg
 async function runPrimary(config: Config): Promise<void> {
   let hub: Hub | null = null;
   const logger = createLogger({
-    level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { role: 'primary' }, tap: (line) => hub?.publish(line),
+    level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { role: 'primary', ...nodeFields(config) }, tap: (line) => hub?.publish(line),
   });
   warnAboutConfig(config, logger);
   const heap = workerHeapMb(config.HEAP_LIMIT_MB, config.CONTAINER_MEMORY_LIMIT_MB, config.workers);
@@ -149,7 +149,7 @@ async function runWorker(config: Config): Promise<void> {
   const link = new PrimaryLink();
   let tapOn = false;
   const logger = createLogger({
-    level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { worker: workerSlot() },
+    level: config.LOG_LEVEL, format: config.LOG_FORMAT, base: { worker: workerSlot(), ...nodeFields(config) },
     tap: (line) => { if (tapOn) link.send({ t: 'log', line }); },
   });
   link.on((m) => { if (m.t === 'logs-tap') tapOn = m.on; });

@@ -40,7 +40,7 @@ export interface StateTableView {
   claimMemory(): { claims: number; bytes: number; maxBytes: number };
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+export function createMetrics(options: { defaultMetrics?: boolean; node?: { readonly id: string; readonly name: string } } = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
   if (cluster.isWorker) {
@@ -78,6 +78,15 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     for (let i = 1; i <= steps; i++) buckets[(bucketSecond + i) % 60] = 0;
     if (steps > 0) bucketSecond = nowSecond;
   };
+  if (options.node !== undefined) {
+    // Which node this is, as an info metric (join on it in queries): palisade_node_info{node, node_name} 1.
+    // 'first': every worker reports the same series; the aggregate is not their sum.
+    const info = new Gauge({
+      name: 'palisade_node_info', help: 'This node: NODE_ID (node) and NODE_NAME (node_name); always 1.',
+      labelNames: ['node', 'node_name'] as const, registers, aggregator: 'first',
+    });
+    info.set({ node: options.node.id, node_name: options.node.name }, 1);
+  }
   const requestsPerMinute = new Gauge({
     name: 'palisade_http_requests_per_minute', help: 'Requests answered in the last minute.', registers,
     collect() {

@@ -2,8 +2,10 @@
 // API-key cache, the usage buffer, the proof-of-work secrets and challenge pool. Opened once per
 // worker (or once with WORKERS=0) and closed in the reverse order on shutdown.
 import { type Config, dataPath } from './config/index.js';
-import { openDatabase, type Database } from './db/client.js';
+import { openDatabase, type Database, type DatabaseOptions } from './db/client.js';
+import { externalDatabaseOptions, postgresPool } from './db/engines.js';
 import { accountRequests, writeUsageBatch } from './db/usage.js';
+import { nodeLabel } from './log.js';
 import { findApiKeyIdBySecretHash } from './db/api-keys.js';
 import { loadApiKey } from './keys/api-keys.js';
 import { createKeyCache, type KeyCache } from './keys/key-cache.js';
@@ -49,17 +51,12 @@ export function stateStoreOptions(config: Config, logger: Logger) {
   };
 }
 
-/** The database options every process uses: POSTGRES_URL, or the primary's embedded database socket. */
-export function databaseOptions(config: Config) {
-  const pool = {
-    maxConnections: config.POSTGRES_MAX_CONNECTIONS,
-    minConnections: config.POSTGRES_MIN_CONNECTIONS,
-    idleTimeoutMs: config.POSTGRES_IDLE_TIMEOUT,
-    connectTimeoutMs: config.POSTGRES_CONNECT_TIMEOUT,
-  };
-  return config.POSTGRES_URL
-    ? { postgresUrl: config.POSTGRES_URL, ...pool }
-    : { socketPath: embeddedSocketPath(config.dataDir), ...pool };
+/**
+ * The database options every process uses: the external engine's URL with its pool settings
+ * (src/db/engines.ts), or the primary's embedded database socket with the POSTGRES_* ones.
+ */
+export function databaseOptions(config: Config): DatabaseOptions {
+  return externalDatabaseOptions(config) ?? { socketPath: embeddedSocketPath(config.dataDir), ...postgresPool(config) };
 }
 
 export async function openServices(config: Config, logger: Logger): Promise<Services> {
@@ -80,7 +77,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Serv
     logger.warn({ path: ledger.path }, 'every usage ledger region is held: usage counts of this process live in its heap and die with it');
   }
   const usage = createUsageBuffer(
-    (batch) => writeUsageBatch(db.sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET }),
+    (batch) => writeUsageBatch(db.sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET, node: nodeLabel(config) }),
     {
       ...(region === null ? {} : { region }),
       anonymizeIp: config.ANONYMIZE_IP_ADDRESS,

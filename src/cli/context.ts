@@ -5,6 +5,7 @@ import { userInfo } from 'node:os';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { embeddedSocketPath } from '../db/embedded-paths.js';
+import { externalDatabaseOptions } from '../db/engines.js';
 import { migrate } from '../db/migrate.js';
 import { socketAlive } from '../db/socket-alive.js';
 import { loadConfig, type Config } from '../config/index.js';
@@ -53,8 +54,9 @@ export function configFromEnvironment(flags: Flags): Config {
 export async function connect(config: Config): Promise<{ db: Database; embedded: EmbeddedDatabase | null }> {
   let embedded: EmbeddedDatabase | null = null;
   let db: Database;
-  if (config.POSTGRES_URL) {
-    db = openDatabase({ postgresUrl: config.POSTGRES_URL, maxConnections: 2 });
+  const external = externalDatabaseOptions(config);
+  if (external !== null) {
+    db = openDatabase({ ...external, maxConnections: 2, minConnections: 0 });
   } else {
     const socketPath = embeddedSocketPath(config.dataDir);
     if (!(await socketAlive(socketPath))) {

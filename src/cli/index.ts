@@ -1,5 +1,5 @@
 // `npm run cli -- <command>`: accounts, plans, API keys and usage, against
-//   - POSTGRES_URL / --postgres-url,
+//   - POSTGRES_URL / --postgres-url, MYSQL_URL, MARIADB_URL or LIBSQL_URL,
 //   - the embedded database of a running service (through its socket, DATA_DIR/run/db.sock),
 //   - the embedded database of a stopped service (opened here, under the same lock).
 // Secrets (PALISADE_HMAC_SECRET, HASHING_SALT) are resolved exactly as the service does
@@ -19,6 +19,7 @@ import { configFromEnvironment, connect, type Context, type Flags, safeUser, Usa
 import { hostnameCommand } from './hostnames.js';
 import { createKeyCommand, listKeysCommand, revokeKeyCommand, rotateKeyCommand } from './keys.js';
 import { listPlansCommand, setPlanCommand } from './plans.js';
+import { restoreCommand, snapshotCommand } from './snapshots.js';
 import { stateCommand } from './state.js';
 import { threatsStatusCommand } from './threats.js';
 import {
@@ -56,14 +57,18 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
                                    submissions classified BAD, newest first (docs/classifier.md)
   submissions promote SUBMISSION_ID [--group GROUP] [--threshold T] [--weight W]
                                    the submission's text becomes a training example of its account
+  snapshot [FILE]                  a snapshot of the database now (default: under
+                                   SNAPSHOTS_STORAGE_LOCAL_DIR, named by SNAPSHOTS_DB_PREFIX)
+  restore FILE                     replace the database's rows with the snapshot's (stop the
+                                   service's nodes first; any engine's snapshot into any engine)
 
-Environment: the service's variables (DATA_DIR, POSTGRES_URL, EMBEDDED_DB_DATABASE_LOCATION,
+Environment: the service's variables (DATA_DIR, POSTGRES_URL, MYSQL_URL, MARIADB_URL, LIBSQL_URL, EMBEDDED_DB_DATABASE_LOCATION,
 DEFAULT_ACCOUNT_NAME, TZ, secrets); flags win over them.`;
 
 /** A command on the service's database: the arguments after its name, the context, the flags. */
 type DatabaseCommand = (rest: string[], ctx: Context, flags: Flags) => Promise<void>;
 
-/** By the first two words (`usage` by its one). */
+/** By the first two words (`usage`, `snapshot` and `restore` by their one). */
 const DATABASE_COMMANDS = new Map<string, DatabaseCommand>([
   ['keys create', createKeyCommand],
   ['keys list', listKeysCommand],
@@ -80,6 +85,8 @@ const DATABASE_COMMANDS = new Map<string, DatabaseCommand>([
   ['training remove', removeTrainingCommand],
   ['submissions list', listSubmissionsCommand],
   ['submissions promote', promoteSubmissionCommand],
+  ['snapshot', snapshotCommand],
+  ['restore', restoreCommand],
 ]);
 
 export async function main(argv: string[]): Promise<number> {
@@ -139,7 +146,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     return withoutDatabase(flags, threatsStatusCommand);
   }
-  const command = DATABASE_COMMANDS.get(positionals.slice(0, 2).join(' '));
+  const byOne = ['usage', 'snapshot', 'restore'].includes(positionals[0]!);
+  const command = DATABASE_COMMANDS.get(byOne ? positionals[0]! : positionals.slice(0, 2).join(' '));
   if (command === undefined) {
     console.error(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
     return 2;
@@ -160,7 +168,7 @@ export async function main(argv: string[]): Promise<number> {
       config, db: handle.db, secrets, actor: `cli:${safeUser()}`,
       out: (human, data) => console.log(json ? JSON.stringify(data) : human),
     };
-    await command(positionals.slice(2), ctx, flags);
+    await command(positionals.slice(byOne ? 1 : 2), ctx, flags);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

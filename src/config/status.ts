@@ -17,9 +17,8 @@ const ignored = (today: string) => ({ status: 'ignored', today }) as const;
 const NO_ADMIN = planned('No admin area yet: parsed and validated, nothing reads it.');
 const NO_SSO = planned('Single sign-on is not built: parsed, nothing reads it.');
 const NO_ENGINE = planned('Its engine is not supported: the value is parsed and ignored.');
-const ENGINE_REFUSED = planned('Not supported yet: start-up fails when it is set, naming it (use POSTGRES_URL or the embedded database).');
+const ENGINE_REFUSED = planned('Not supported: start-up fails when it is set, listing the supported engines (POSTGRES_URL, MYSQL_URL, MARIADB_URL, LIBSQL_URL or the embedded database).');
 const NO_CLICKHOUSE = planned('No analytics store yet: parsed, nothing is sent.');
-const NO_SNAPSHOTS = planned('No snapshots are taken yet: parsed, nothing reads it (back up as docs/operations.md says).');
 const NO_UPLOADS = planned('Nothing is uploaded yet: parsed, nothing reads it.');
 const NO_OTEL = planned('Nothing is exported over OpenTelemetry yet: parsed, logs go to stdout and /.logs only.');
 
@@ -67,7 +66,7 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   CODE_CHALLENGE_SECRET: IMPLEMENTED,
   JWT_SECRET: planned('No admin sessions yet: generated (or derived from SECRET_SEED) and kept in secrets.json, nothing signs with it.'),
   HASHING_SALT: IMPLEMENTED,
-  NODE_ID: planned('Generated (or derived) and kept in secrets.json; nothing reads it yet (/.health names NODE_NAME).'),
+  NODE_ID: IMPLEMENTED,
   EMBEDDED_DB_HMAC_SECRET: IMPLEMENTED,
   CONTEXT_DATA_KEY: planned('No AI security rules yet: parsed, nothing reads it.'),
 
@@ -160,29 +159,29 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   POSTGRES_MIN_CONNECTIONS: IMPLEMENTED,
   POSTGRES_IDLE_TIMEOUT: IMPLEMENTED,
   POSTGRES_CONNECT_TIMEOUT: IMPLEMENTED,
-  MYSQL_URL: ENGINE_REFUSED,
-  MARIADB_URL: ENGINE_REFUSED,
+  MYSQL_URL: IMPLEMENTED,
+  MARIADB_URL: IMPLEMENTED,
   MSSQL_URL: ENGINE_REFUSED,
   ORACLE_URL: ENGINE_REFUSED,
-  LIBSQL_URL: ENGINE_REFUSED,
+  LIBSQL_URL: IMPLEMENTED,
   TURBOLITE_URL: ENGINE_REFUSED,
-  MYSQL_CONNECT_TIMEOUT: NO_ENGINE,
-  MARIADB_CONNECT_TIMEOUT: NO_ENGINE,
+  MYSQL_CONNECT_TIMEOUT: IMPLEMENTED,
+  MARIADB_CONNECT_TIMEOUT: IMPLEMENTED,
   MSSQL_CONNECT_TIMEOUT: NO_ENGINE,
-  MYSQL_MAX_CONNECTIONS: NO_ENGINE,
-  MARIADB_MAX_CONNECTIONS: NO_ENGINE,
+  MYSQL_MAX_CONNECTIONS: IMPLEMENTED,
+  MARIADB_MAX_CONNECTIONS: IMPLEMENTED,
   MSSQL_MAX_CONNECTIONS: NO_ENGINE,
-  LIBSQL_MAX_CONNECTIONS: NO_ENGINE,
+  LIBSQL_MAX_CONNECTIONS: IMPLEMENTED,
   CLICKHOUSE_URL: NO_CLICKHOUSE,
   CLICKHOUSE_BATCH_INTERVAL: NO_CLICKHOUSE,
   CLICKHOUSE_BATCH_MAX: NO_CLICKHOUSE,
   STORAGE_PROVIDER: NO_UPLOADS,
   STORAGE_LOCAL_DIR: NO_UPLOADS,
-  SNAPSHOTS_STORAGE_PROVIDER: NO_SNAPSHOTS,
-  SNAPSHOTS_STORAGE_LOCAL_DIR: NO_SNAPSHOTS,
-  SNAPSHOTS_MAIN_SCHEDULE: NO_SNAPSHOTS,
-  SNAPSHOTS_REDIS_SCHEDULE: NO_SNAPSHOTS,
-  SNAPSHOTS_DB_PREFIX: NO_SNAPSHOTS,
+  SNAPSHOTS_STORAGE_PROVIDER: IMPLEMENTED,
+  SNAPSHOTS_STORAGE_LOCAL_DIR: IMPLEMENTED,
+  SNAPSHOTS_MAIN_SCHEDULE: IMPLEMENTED,
+  SNAPSHOTS_REDIS_SCHEDULE: IMPLEMENTED,
+  SNAPSHOTS_DB_PREFIX: IMPLEMENTED,
 
   TLS_EXTRA_CA_CERTS: IMPLEMENTED,
   HTTP_PROXY: IMPLEMENTED,

@@ -1,6 +1,7 @@
 // accounts: who owns API keys and whose monthly usage counts against a plan.
 import { randomBase62 } from '../keys/secrets.js';
 import type { Queryable } from './client.js';
+import { toBool, toDate } from './dialect.js';
 
 export interface Account {
   readonly id: string;
@@ -11,10 +12,10 @@ export interface Account {
   readonly createdAt: Date;
 }
 
-interface AccountRow { id: string; name: string; is_default: boolean; generated: boolean; created_at: Date }
+interface AccountRow { id: string; name: string; is_default: unknown; generated: unknown; created_at: unknown }
 
 const toAccount = (r: AccountRow): Account =>
-  Object.freeze({ id: r.id, name: r.name, isDefault: r.is_default, generated: r.generated, createdAt: r.created_at });
+  Object.freeze({ id: r.id, name: r.name, isDefault: toBool(r.is_default), generated: toBool(r.generated), createdAt: toDate(r.created_at) });
 
 /** `acc_` + 16 base62. */
 export function newAccountId(): string {
@@ -28,13 +29,14 @@ export function newAccountId(): string {
  */
 export async function ensureDefaultAccount(q: Queryable, name: string): Promise<Account> {
   checkName(name);
-  await q`
-    insert into accounts (id, name, is_default) values (${newAccountId()}, ${name}, true)
-    on conflict do nothing`;
+  for (const statement of q.dialect.insertRows('accounts', { id: 'text', name: 'text', is_default: 'bool' }, [[newAccountId(), name, true]], { ignore: true })) {
+    await q.run(statement);
+  }
   const [row] = await q<AccountRow[]>`select * from accounts where is_default`;
   if (row !== undefined) return toAccount(row);
   // An ordinary account already had that name: it becomes the default one.
-  const [named] = await q<AccountRow[]>`update accounts set is_default = true where name = ${name} and not generated returning *`;
+  await q`update accounts set is_default = ${true} where name = ${name} and not "generated"`;
+  const [named] = await q<AccountRow[]>`select * from accounts where is_default`;
   if (named === undefined) throw new Error('the default account could not be created');
   return toAccount(named);
 }
@@ -45,15 +47,16 @@ export async function ensureDefaultAccount(q: Queryable, name: string): Promise<
  */
 export async function createAccount(q: Queryable, name: string, generated = false): Promise<Account> {
   checkName(name);
-  const [row] = await q<AccountRow[]>`
-    insert into accounts (id, name, generated) values (${newAccountId()}, ${name}, ${generated}) returning *`;
+  const id = newAccountId();
+  await q`insert into accounts (id, name, "generated") values (${id}, ${name}, ${generated})`;
+  const [row] = await q<AccountRow[]>`select * from accounts where id = ${id}`;
   return toAccount(row!);
 }
 
 /** Is `id` the account of a generated key? False also when there is no such account. */
 export async function isGeneratedAccount(q: Queryable, id: string): Promise<boolean> {
-  const [row] = await q<{ generated: boolean }[]>`select generated from accounts where id = ${id}`;
-  return row?.generated === true;
+  const [row] = await q<{ generated: unknown }[]>`select "generated" from accounts where id = ${id}`;
+  return row !== undefined && toBool(row.generated);
 }
 
 export async function listAccounts(q: Queryable): Promise<Account[]> {

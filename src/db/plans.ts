@@ -7,7 +7,7 @@ export interface Plan {
   readonly requestLimit: number | null;
 }
 
-interface PlanRow { name: string; request_limit: string | null }
+interface PlanRow { name: string; request_limit: string | number | null }
 
 const toPlan = (r: PlanRow): Plan =>
   Object.freeze({ name: r.name, requestLimit: r.request_limit === null ? null : Number(r.request_limit) });
@@ -20,11 +20,11 @@ export async function setPlan(q: Queryable, name: string, requestLimit: number |
   if (requestLimit !== null && (!Number.isSafeInteger(requestLimit) || requestLimit < 0)) {
     throw new Error('a plan limit is a non-negative integer or null (unlimited)');
   }
-  const [row] = await q<PlanRow[]>`
-    insert into plans (name, request_limit) values (${name}, ${requestLimit})
-    on conflict (name) do update set request_limit = excluded.request_limit, updated_at = now()
-    returning name, request_limit`;
-  return toPlan(row!);
+  for (const statement of q.dialect.insertRows('plans', { name: 'text', request_limit: 'bigint', updated_at: 'timestamp' },
+    [[name, requestLimit, new Date()]], { keys: ['name'], set: ['request_limit', 'updated_at'] })) {
+    await q.run(statement);
+  }
+  return (await getPlan(q, name))!;
 }
 
 export async function getPlan(q: Queryable, name: string): Promise<Plan | null> {

@@ -3,6 +3,7 @@
 // row altered in the database afterwards no longer verifies (verifyRequestLog).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from './client.js';
+import { fragment, toDate } from './dialect.js';
 
 export interface RequestLogEntry {
   /** Epoch milliseconds. */
@@ -18,6 +19,8 @@ export interface RequestLogEntry {
   readonly country?: string | null;
   /** Threat kinds listing the client IP, comma-separated (malicious,proxy,tor,bot); null when none. */
   readonly threats?: string | null;
+  /** The node that served it (NODE_NAME, else NODE_ID); null in rows written before migration 006. */
+  readonly node?: string | null;
 }
 
 export interface StoredRequestLog extends RequestLogEntry {
@@ -26,14 +29,15 @@ export interface StoredRequestLog extends RequestLogEntry {
 }
 
 /**
- * Columns of one row, in the order the HMAC covers them. country and threats only when either is
- * set, so rows written before they existed (and rows without them) keep their HMAC.
+ * Columns of one row, in the order the HMAC covers them. country and threats only when either (or
+ * node) is set, node only when set, so rows written before they existed keep their HMAC.
  */
 function canonical(e: RequestLogEntry): string {
   const row: unknown[] = [
     new Date(e.time).toISOString(), e.apiKeyId, e.accountId, e.ip, e.method, e.path, e.status, e.durationMs,
   ];
-  if (e.country != null || e.threats != null) row.push(e.country ?? null, e.threats ?? null);
+  if (e.country != null || e.threats != null || e.node != null) row.push(e.country ?? null, e.threats ?? null);
+  if (e.node != null) row.push(e.node);
   return JSON.stringify(row);
 }
 
@@ -48,25 +52,24 @@ export function verifyRequestLog(row: StoredRequestLog, secret: string): boolean
 }
 
 /**
- * Rows per INSERT. All rows go in as eleven array parameters through unnest(), so the statement text
- * is the same whatever the row count: the server parses and plans it once per connection (a
- * multi-row VALUES list was a new statement with 9 parameters per row for every batch).
+ * Rows per INSERT. On PostgreSQL all rows go in as eleven array parameters through unnest(), so the
+ * statement text is the same whatever the row count: the server parses and plans it once per
+ * connection. The other engines take a multi-row VALUES list (src/db/dialect.ts, insertRows).
  */
 const ROWS_PER_INSERT = 5000;
 
+const LOG_COLUMNS = {
+  time: 'timestamp', api_key_id: 'text', account_id: 'text', ip: 'text', method: 'text', path: 'text',
+  status: 'smallint', duration_ms: 'double', country: 'text', threats: 'text', node: 'text', hmac: 'text',
+} as const;
+
 export async function insertRequestLogs(q: Queryable, entries: readonly RequestLogEntry[], hmacSecret: string | null): Promise<void> {
   for (let i = 0; i < entries.length; i += ROWS_PER_INSERT) {
-    const rows = entries.slice(i, i + ROWS_PER_INSERT);
-    const column = <T>(pick: (e: RequestLogEntry) => T) => q.array(rows.map(pick) as never[]);
-    await q`
-      insert into request_logs (time, api_key_id, account_id, ip, method, path, status, duration_ms, country, threats, hmac)
-      select * from unnest(
-        ${column((e) => new Date(e.time).toISOString())}::timestamptz[], ${column((e) => e.apiKeyId)}::text[],
-        ${column((e) => e.accountId)}::text[], ${column((e) => e.ip)}::text[], ${column((e) => e.method)}::text[],
-        ${column((e) => e.path)}::text[], ${column((e) => e.status)}::smallint[], ${column((e) => e.durationMs)}::float8[],
-        ${column((e) => e.country ?? null)}::text[], ${column((e) => e.threats ?? null)}::text[],
-        ${column((e) => (hmacSecret === null ? null : requestLogHmac(e, hmacSecret)))}::text[]
-      )`;
+    const rows = entries.slice(i, i + ROWS_PER_INSERT).map((e) => [
+      new Date(e.time), e.apiKeyId, e.accountId, e.ip, e.method, e.path, e.status, e.durationMs,
+      e.country ?? null, e.threats ?? null, e.node ?? null, hmacSecret === null ? null : requestLogHmac(e, hmacSecret),
+    ]);
+    for (const statement of q.dialect.insertRows('request_logs', LOG_COLUMNS, rows)) await q.run(statement);
   }
 }
 
@@ -76,20 +79,29 @@ export async function listRequestLogs(q: Queryable, options: { apiKeyId?: string
     ? await q<LogRow[]>`select * from request_logs order by time desc, id desc limit ${limit}`
     : await q<LogRow[]>`select * from request_logs where api_key_id = ${options.apiKeyId} order by time desc, id desc limit ${limit}`;
   return rows.map((r) => Object.freeze({
-    id: r.id, time: r.time.getTime(), apiKeyId: r.api_key_id, accountId: r.account_id, ip: r.ip,
-    method: r.method, path: r.path, status: r.status, durationMs: r.duration_ms, country: r.country, threats: r.threats, hmac: r.hmac,
+    id: String(r.id), time: toDate(r.time).getTime(), apiKeyId: r.api_key_id, accountId: r.account_id, ip: r.ip,
+    method: r.method, path: r.path, status: Number(r.status), durationMs: Number(r.duration_ms), country: r.country, threats: r.threats, node: r.node ?? null, hmac: r.hmac,
   }));
 }
 
 interface LogRow {
-  id: string; time: Date; api_key_id: string | null; account_id: string | null; ip: string | null;
-  method: string; path: string; status: number; duration_ms: number; country: string | null; threats: string | null;
+  id: string | number; time: unknown; api_key_id: string | null; account_id: string | null; ip: string | null;
+  method: string; path: string; status: number | string; duration_ms: number | string; country: string | null; threats: string | null;
+  node?: string | null;
   hmac: string | null;
 }
 
-/** REQUEST_LOGS_TTL: deletes rows older than `ttlMs`; returns how many. */
-export async function deleteOldRequestLogs(q: Queryable, ttlMs: number, now = Date.now()): Promise<number> {
+/** Rows one retention statement deletes at most: the table is never locked for long. */
+export const RETENTION_BATCH = 5000;
+
+/** REQUEST_LOGS_TTL: deletes rows older than `ttlMs`, `batch` at a time; returns how many. */
+export async function deleteOldRequestLogs(q: Queryable, ttlMs: number, now = Date.now(), batch = RETENTION_BATCH): Promise<number> {
   if (!Number.isFinite(ttlMs) || ttlMs < 0) throw new Error('ttlMs must be a non-negative number');
-  const rows = await q`delete from request_logs where time < ${new Date(now - ttlMs)} returning 1`;
-  return rows.length;
+  const cutoff = new Date(now - ttlMs);
+  let total = 0;
+  for (;;) {
+    const { count } = await q.run(q.dialect.deleteBatch('request_logs', 'id', fragment`time < ${cutoff}`, batch));
+    total += count;
+    if (count < batch) return total;
+  }
 }

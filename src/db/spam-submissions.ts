@@ -3,6 +3,8 @@
 // to training data.
 import { randomBase62 } from '../keys/secrets.js';
 import type { Queryable } from './client.js';
+import { fragment, toDate } from './dialect.js';
+import { RETENTION_BATCH } from './request-logs.js';
 
 export interface SpamSubmission {
   readonly id: string;
@@ -25,13 +27,13 @@ export interface SpamSubmission {
 export type NewSpamSubmission = Omit<SpamSubmission, 'id' | 'time'> & { readonly time?: Date };
 
 interface Row {
-  id: string; time: Date; account_id: string; api_key_id: string; source: string; score: number; reasons: string;
+  id: string; time: unknown; account_id: string; api_key_id: string; source: string; score: number | string; reasons: string;
   text: string | null; text_hash: string; fields: string; email_domain: string | null; ip: string | null; country: string | null;
 }
 
 const split = (s: string): readonly string[] => (s === '' ? [] : s.split(','));
 const toSubmission = (r: Row): SpamSubmission => Object.freeze({
-  id: r.id, time: r.time, accountId: r.account_id, apiKeyId: r.api_key_id, source: r.source, score: r.score,
+  id: r.id, time: toDate(r.time), accountId: r.account_id, apiKeyId: r.api_key_id, source: r.source, score: Number(r.score),
   reasons: split(r.reasons), text: r.text, textHash: r.text_hash, fields: split(r.fields), emailDomain: r.email_domain,
   ip: r.ip, country: r.country,
 });
@@ -44,12 +46,15 @@ export function newSubmissionId(): string {
 /** Inserts a batch in one statement. */
 export async function insertSpamSubmissions(q: Queryable, batch: readonly NewSpamSubmission[]): Promise<void> {
   if (batch.length === 0) return;
-  const rows = batch.map((s) => ({
-    id: newSubmissionId(), time: s.time ?? new Date(), account_id: s.accountId, api_key_id: s.apiKeyId, source: s.source,
-    score: s.score, reasons: s.reasons.join(','), text: s.text, text_hash: s.textHash, fields: s.fields.join(','),
-    email_domain: s.emailDomain, ip: s.ip, country: s.country,
-  }));
-  await q`insert into spam_submissions ${q(rows)}`;
+  const rows = batch.map((s) => [
+    newSubmissionId(), s.time ?? new Date(), s.accountId, s.apiKeyId, s.source, s.score, s.reasons.join(','), s.text,
+    s.textHash, s.fields.join(','), s.emailDomain, s.ip, s.country,
+  ]);
+  const columns = {
+    id: 'text', time: 'timestamp', account_id: 'text', api_key_id: 'text', source: 'text', score: 'real', reasons: 'text',
+    text: 'text', text_hash: 'text', fields: 'text', email_domain: 'text', ip: 'text', country: 'text',
+  } as const;
+  for (const statement of q.dialect.insertRows('spam_submissions', columns, rows)) await q.run(statement);
 }
 
 export interface SubmissionQuery {
@@ -71,15 +76,14 @@ export async function getSpamSubmission(q: Queryable, id: string): Promise<SpamS
   return row === undefined ? null : toSubmission(row);
 }
 
-/** DELETE_SPAM_SUBMISSIONS_IN: deletes rows older than `ageMs`, 5,000 at a time; returns how many. */
-export async function deleteOldSpamSubmissions(q: Queryable, ageMs: number, now = Date.now()): Promise<number> {
+/** DELETE_SPAM_SUBMISSIONS_IN: deletes rows older than `ageMs`, `batch` at a time; returns how many. */
+export async function deleteOldSpamSubmissions(q: Queryable, ageMs: number, now = Date.now(), batch = RETENTION_BATCH): Promise<number> {
   if (!Number.isFinite(ageMs) || ageMs < 0) throw new Error('ageMs must be a non-negative number');
   const cutoff = new Date(now - ageMs);
   let total = 0;
   for (;;) {
-    const rows = await q`
-      delete from spam_submissions where id in (select id from spam_submissions where time < ${cutoff} limit 5000) returning 1`;
-    total += rows.length;
-    if (rows.length < 5000) return total;
+    const { count } = await q.run(q.dialect.deleteBatch('spam_submissions', 'id', fragment`time < ${cutoff}`, batch));
+    total += count;
+    if (count < batch) return total;
   }
 }

@@ -2,6 +2,7 @@
 // compares each submission with them (src/classifier/similarity.ts).
 import { randomBase62 } from '../keys/secrets.js';
 import type { Queryable } from './client.js';
+import { toDate } from './dialect.js';
 
 export interface TrainingExample {
   readonly id: string;
@@ -33,10 +34,10 @@ export const TRAINING_LIMITS = Object.freeze({
   groupPattern: /^[a-z0-9][a-z0-9_.-]{0,63}$/,
 });
 
-interface Row { id: string; account_id: string; grp: string; text: string; threshold: number; weight: number; source: string; created_at: Date }
+interface Row { id: string; account_id: string; grp: string; text: string; threshold: number | string; weight: number | string; source: string; created_at: unknown }
 
 const toExample = (r: Row): TrainingExample => Object.freeze({
-  id: r.id, accountId: r.account_id, group: r.grp, text: r.text, threshold: r.threshold, weight: r.weight, source: r.source, createdAt: r.created_at,
+  id: r.id, accountId: r.account_id, group: r.grp, text: r.text, threshold: Number(r.threshold), weight: Number(r.weight), source: r.source, createdAt: toDate(r.created_at),
 });
 
 /** `trn_` + 16 base62. */
@@ -56,12 +57,13 @@ export function checkTrainingExample(e: NewTrainingExample): void {
 /** Adds an example; RangeError for bad fields or when the account holds maxPerAccount already. */
 export async function addTrainingExample(q: Queryable, e: NewTrainingExample): Promise<TrainingExample> {
   checkTrainingExample(e);
-  const [count] = await q<{ n: number }[]>`select count(*)::int as n from training_data where account_id = ${e.accountId}`;
-  if ((count?.n ?? 0) >= TRAINING_LIMITS.maxPerAccount) throw new RangeError(`an account holds at most ${TRAINING_LIMITS.maxPerAccount} training examples`);
-  const [row] = await q<Row[]>`
-    insert into training_data (id, account_id, grp, text, threshold, weight, source)
-    values (${newTrainingId()}, ${e.accountId}, ${e.group ?? 'default'}, ${e.text}, ${e.threshold ?? 0.7}, ${e.weight ?? 1}, ${(e.source ?? '').slice(0, 100)})
-    returning *`;
+  const [count] = await q<{ n: number | string }[]>`select count(*) as n from training_data where account_id = ${e.accountId}`;
+  if (Number(count?.n ?? 0) >= TRAINING_LIMITS.maxPerAccount) throw new RangeError(`an account holds at most ${TRAINING_LIMITS.maxPerAccount} training examples`);
+  const id = newTrainingId();
+  await q`
+    insert into training_data (id, account_id, grp, text, threshold, weight, source, created_at)
+    values (${id}, ${e.accountId}, ${e.group ?? 'default'}, ${e.text}, ${e.threshold ?? 0.7}, ${e.weight ?? 1}, ${(e.source ?? '').slice(0, 100)}, ${new Date()})`;
+  const [row] = await q<Row[]>`select * from training_data where id = ${id}`;
   return toExample(row!);
 }
 
@@ -75,6 +77,6 @@ export async function listTrainingData(q: Queryable, accountId: string, group?: 
 
 /** Removes one example of the account; false when it has none with that id. */
 export async function removeTrainingExample(q: Queryable, accountId: string, id: string): Promise<boolean> {
-  const rows = await q`delete from training_data where id = ${id} and account_id = ${accountId} returning 1`;
-  return rows.length > 0;
+  const rows = await q`delete from training_data where id = ${id} and account_id = ${accountId}`;
+  return rows.count > 0;
 }

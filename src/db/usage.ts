@@ -5,7 +5,8 @@
 // acknowledged cannot count it twice.
 import type { Queryable, Sql } from './client.js';
 import { touchApiKeys } from './api-keys.js';
-import { insertRequestLogs, type RequestLogEntry } from './request-logs.js';
+import { fragment, toCount } from './dialect.js';
+import { insertRequestLogs, RETENTION_BATCH, type RequestLogEntry } from './request-logs.js';
 
 export interface UsageCounterRow {
   readonly apiKeyId: string;
@@ -39,37 +40,37 @@ export interface UsageBatch {
 export interface WriteUsageOptions {
   /** EMBEDDED_DB_HMAC_SECRET: signs each request-log row. Default none. */
   readonly requestLogHmacSecret?: string | null;
+  /** The node writing (NODE_NAME, else NODE_ID): recorded in each request-log row. Default none. */
+  readonly node?: string | null;
 }
 
 /** Writes one batch atomically. Resolves false when this batch id was already applied. */
 export async function writeUsageBatch(sql: Sql, batch: UsageBatch, options: WriteUsageOptions = {}): Promise<boolean> {
   const applied = await sql.begin(async (tx) => {
-    const [fresh] = await tx`insert into usage_flushes (id) values (${batch.id}) on conflict do nothing returning id`;
-    if (fresh === undefined) return false;
+    let fresh = 0;
+    for (const statement of tx.dialect.insertRows('usage_flushes', { id: 'text', flushed_at: 'timestamp' }, [[batch.id, new Date()]], { ignore: true })) {
+      fresh += (await tx.run(statement)).count;
+    }
+    if (fresh === 0) return false;
     // Rows in key order: concurrent writers then take row locks in the same order (no deadlock).
     const counters = [...batch.counters].sort((a, b) => compare(a.apiKeyId, b.apiKeyId) || compare(a.month, b.month));
     if (counters.length > 0) {
-      const rows = counters.map((c) => ({
-        api_key_id: c.apiKeyId, month: c.month, account_id: c.accountId,
-        requests: c.requests, good: c.good, neutral: c.neutral, bad: c.bad,
-      }));
-      await tx`
-        insert into usage_monthly ${tx(rows, 'api_key_id', 'month', 'account_id', 'requests', 'good', 'neutral', 'bad')}
-        on conflict (api_key_id, month) do update set
-          requests = usage_monthly.requests + excluded.requests,
-          good = usage_monthly.good + excluded.good,
-          neutral = usage_monthly.neutral + excluded.neutral,
-          bad = usage_monthly.bad + excluded.bad`;
+      const rows = counters.map((c) => [c.apiKeyId, c.month, c.accountId, c.requests, c.good, c.neutral, c.bad]);
+      const columns = { api_key_id: 'text', month: 'text', account_id: 'text', requests: 'bigint', good: 'bigint', neutral: 'bigint', bad: 'bigint' } as const;
+      const upsert = { keys: ['api_key_id', 'month'], add: ['requests', 'good', 'neutral', 'bad'] };
+      for (const statement of tx.dialect.insertRows('usage_monthly', columns, rows, upsert)) await tx.run(statement);
     }
     const referrers = [...batch.referrers].sort((a, b) =>
       compare(a.apiKeyId, b.apiKeyId) || compare(a.month, b.month) || compare(a.origin, b.origin));
     if (referrers.length > 0) {
-      const rows = referrers.map((r) => ({ api_key_id: r.apiKeyId, month: r.month, origin: r.origin, requests: r.requests }));
-      await tx`
-        insert into usage_referrers ${tx(rows, 'api_key_id', 'month', 'origin', 'requests')}
-        on conflict (api_key_id, month, origin) do update set requests = usage_referrers.requests + excluded.requests`;
+      const rows = referrers.map((r) => [r.apiKeyId, r.month, r.origin, r.requests]);
+      const columns = { api_key_id: 'text', month: 'text', origin: 'text', requests: 'bigint' } as const;
+      const upsert = { keys: ['api_key_id', 'month', 'origin'], add: ['requests'] };
+      for (const statement of tx.dialect.insertRows('usage_referrers', columns, rows, upsert)) await tx.run(statement);
     }
-    await insertRequestLogs(tx, batch.logs, options.requestLogHmacSecret ?? null);
+    const node = options.node ?? null;
+    const logs = node === null ? batch.logs : batch.logs.map((l) => (l.node == null ? { ...l, node } : l));
+    await insertRequestLogs(tx, logs, options.requestLogHmacSecret ?? null);
     return true;
   });
   if (applied && batch.lastUsed.length > 0) {
@@ -88,31 +89,36 @@ export interface KeyUsage {
 
 /** Usage of one key in `month` (zeros when none). */
 export async function keyUsage(q: Queryable, apiKeyId: string, month: string): Promise<KeyUsage> {
-  const [row] = await q<{ requests: string; good: string; neutral: string; bad: string }[]>`
+  const [row] = await q<{ requests: unknown; good: unknown; neutral: unknown; bad: unknown }[]>`
     select requests, good, neutral, bad from usage_monthly where api_key_id = ${apiKeyId} and month = ${month}`;
-  const refs = await q<{ origin: string; requests: string }[]>`
+  const refs = await q<{ origin: string; requests: unknown }[]>`
     select origin, requests from usage_referrers where api_key_id = ${apiKeyId} and month = ${month}
     order by requests desc, origin limit 1000`;
   const referrers: Record<string, number> = {};
   for (const r of refs) referrers[r.origin] = Number(r.requests);
   return {
     requests: Number(row?.requests ?? 0),
-    classifications: { BAD: row?.bad ?? '0', GOOD: row?.good ?? '0', NEUTRAL: row?.neutral ?? '0' },
+    classifications: { BAD: toCount(row?.bad), GOOD: toCount(row?.good), NEUTRAL: toCount(row?.neutral) },
     referrers,
   };
 }
 
 /** Requests of every key of `accountId` in `month`. */
 export async function accountRequests(q: Queryable, accountId: string, month: string): Promise<number> {
-  const [row] = await q<{ n: string | null }[]>`
-    select sum(requests)::text as n from usage_monthly where account_id = ${accountId} and month = ${month}`;
+  const [row] = await q<{ n: unknown }[]>`
+    select sum(requests) as n from usage_monthly where account_id = ${accountId} and month = ${month}`;
   return Number(row?.n ?? 0);
 }
 
 /** Forgets applied batch ids older than `ageMs` (a retry comes within seconds, not days). */
 export async function pruneUsageFlushes(q: Queryable, ageMs: number, now = Date.now()): Promise<number> {
-  const rows = await q`delete from usage_flushes where flushed_at < ${new Date(now - ageMs)} returning 1`;
-  return rows.length;
+  const cutoff = new Date(now - ageMs);
+  let total = 0;
+  for (;;) {
+    const { count } = await q.run(q.dialect.deleteBatch('usage_flushes', 'id', fragment`flushed_at < ${cutoff}`, RETENTION_BATCH));
+    total += count;
+    if (count < RETENTION_BATCH) return total;
+  }
 }
 
 function compare(a: string, b: string): number {

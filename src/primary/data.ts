@@ -1,5 +1,5 @@
-// The primary's part of the durable data: it hosts the embedded database (unless POSTGRES_URL is
-// set), applies migrations under an advisory lock, creates the default account, the state file and
+// The primary's part of the durable data: it hosts the embedded database (unless an external one
+// is configured: src/db/engines.ts), applies migrations under an advisory lock, creates the default account, the state file and
 // the usage ledger, writes the usage dead processes left in the ledger (usage-drain.ts), and runs
 // the retention job. Workers connect afterwards (src/services.ts). Without Redis it also keeps the
 // shared-memory store open for its sweep: ended claim buckets are deleted and the next ones
@@ -7,16 +7,19 @@
 import type { Config } from '../config/index.js';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
+import { externalEngine } from '../db/engines.js';
 import { migrate } from '../db/migrate.js';
-import { deleteOldRequestLogs } from '../db/request-logs.js';
-import { deleteOldSpamSubmissions } from '../db/spam-submissions.js';
-import { pruneUsageFlushes, writeUsageBatch } from '../db/usage.js';
+import { writeUsageBatch } from '../db/usage.js';
+import { nodeLabel } from '../log.js';
 import type { Logger } from '../log.js';
 import { databaseOptions, stateStoreOptions } from '../services.js';
 import { createStateStore, type StateStore } from '../store/index.js';
 import { openRedisStore } from '../store/redis-store.js';
 import { openUsageLedger, usageLedgerPath } from '../usage/usage-ledger.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from './embedded-db.js';
+import { snapshotFile, startSnapshotSchedule } from '../db/snapshot-files.js';
+import { writeRedisSnapshot } from '../store/redis-snapshot.js';
+import { createRetentionJob } from './retention.js';
 import { startUsageDrain, type UsageDrain } from './usage-drain.js';
 
 export interface PrimaryData {
@@ -27,11 +30,11 @@ export interface PrimaryData {
   close(): Promise<void>;
 }
 
-/** Every this often the primary deletes request logs older than REQUEST_LOGS_TTL. */
+/** Every this often each primary tries the retention job (src/primary/retention.ts); one node runs it. */
 const RETENTION_INTERVAL_MS = 15 * 60_000;
 
 export async function preparePrimaryData(config: Config, logger: Logger, workers: number): Promise<PrimaryData> {
-  const embedded = config.POSTGRES_URL ? null : await startEmbeddedDatabase({
+  const embedded = externalEngine(config) !== null ? null : await startEmbeddedDatabase({
     dataDir: config.dataDir,
     location: config.EMBEDDED_DB_DATABASE_LOCATION,
     ...(config.EMBEDDED_DB_DATABASE_ADDR ? { addr: config.EMBEDDED_DB_DATABASE_ADDR } : {}),
@@ -49,7 +52,7 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     // Create (or check) the state file once here, so workers never race to create it.
     if (!config.REDIS_URL) janitor = await createStateStore(stateStoreOptions(config, logger));
     const sql = db.sql;
-    usage = startUsageDrain(openUsageLedger(usageLedgerPath(config.dataDir)), (batch) => writeUsageBatch(sql, batch), {
+    usage = startUsageDrain(openUsageLedger(usageLedgerPath(config.dataDir)), (batch) => writeUsageBatch(sql, batch, { requestLogHmacSecret: config.EMBEDDED_DB_HMAC_SECRET, node: nodeLabel(config) }), {
       onError: (err) => logger.warn({ err: (err as Error).message }, 'writing usage left in the usage ledger failed; retrying later'),
       onDrained: (region, requests) => logger.info({ region, requests }, 'usage left in the usage ledger written'),
     });
@@ -64,27 +67,42 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
   }
   const openDb = db;
   const drain = usage;
-  const retention = async () => {
-    try {
-      const deleted = await deleteOldRequestLogs(openDb.sql, config.REQUEST_LOGS_TTL);
-      await pruneUsageFlushes(openDb.sql, 7 * 86_400_000);
-      if (deleted > 0) logger.info({ deleted }, 'request logs past REQUEST_LOGS_TTL deleted');
-      const submissions = await deleteOldSpamSubmissions(openDb.sql, config.DELETE_SPAM_SUBMISSIONS_IN);
-      if (submissions > 0) logger.info({ deleted: submissions }, 'spam submissions past DELETE_SPAM_SUBMISSIONS_IN deleted');
-    } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'retention (request logs, spam submissions) failed; retrying later');
-    }
-  };
+  // One node at a time runs it (a lease in the database), whichever primary takes the lease first.
+  const retention = createRetentionJob({
+    sql: openDb.sql,
+    holder: `${config.secrets.NODE_ID}/${process.pid}`,
+    requestLogsTtlMs: config.REQUEST_LOGS_TTL,
+    spamSubmissionsTtlMs: config.DELETE_SPAM_SUBMISSIONS_IN,
+    intervalMs: RETENTION_INTERVAL_MS,
+    logger,
+  });
+  const redisUrl = config.REDIS_URL;
+  const redisSnapshots = config.SNAPSHOTS_REDIS_SCHEDULE === null || !redisUrl ? null : startSnapshotSchedule({
+    sql: openDb.sql,
+    schedule: config.SNAPSHOTS_REDIS_SCHEDULE,
+    lease: 'snapshot-redis',
+    write: (file, at) => writeRedisSnapshot(redisUrl, file, at.getTime()),
+    holder: `${config.secrets.NODE_ID}/${process.pid}`,
+    file: (at) => snapshotFile(config.dataDir, config.SNAPSHOTS_STORAGE_LOCAL_DIR, config.SNAPSHOTS_DB_PREFIX, at, 'redis'),
+    logger,
+  });
   if (config.REDIS_URL) warnUnlessRedisPersists(config, logger).catch(() => {});
-  void retention();
-  const timer = setInterval(() => void retention(), RETENTION_INTERVAL_MS);
-  timer.unref();
+  retention.start();
+  const snapshots = config.SNAPSHOTS_MAIN_SCHEDULE === null ? null : startSnapshotSchedule({
+    sql: openDb.sql,
+    schedule: config.SNAPSHOTS_MAIN_SCHEDULE,
+    holder: `${config.secrets.NODE_ID}/${process.pid}`,
+    file: (at) => snapshotFile(config.dataDir, config.SNAPSHOTS_STORAGE_LOCAL_DIR, config.SNAPSHOTS_DB_PREFIX, at),
+    logger,
+  });
   return {
     embedded,
     db: openDb,
     usage: drain,
     async close() {
-      clearInterval(timer);
+      snapshots?.stop();
+      redisSnapshots?.stop();
+      await retention.stop();
       await drain.close().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'usage left in the usage ledger not written; it is written at the next start'));
       await janitor?.close().catch(() => {});
       await openDb.close(2000).catch(() => {});

@@ -1,14 +1,18 @@
 // Durable data through the running cluster: usage counted exactly across workers and across a
 // graceful restart, revoked keys refused within CACHE_DURATION_API_KEYS, request logs kept — on the
-// embedded database and on a real PostgreSQL server.
+// embedded database, on a real PostgreSQL server, on MariaDB (MARIADB_URL) and on libSQL (LIBSQL_URL).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { revokeApiKey } from '../../src/keys/api-keys.js';
 import { RawClient } from '../helpers/http-client.js';
-import { POSTGRES_URL, requireService } from '../helpers/services.js';
+import { MARIADB_URL, POSTGRES_URL, requireService } from '../helpers/services.js';
 import { createTestKey, newDataDir, startService, withServiceDb, type Service, type TestKey } from '../helpers/service.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -37,7 +41,7 @@ function suite(name: string, env: () => Promise<Record<string, string> | null>):
   describe(name, () => {
     test('10,000 concurrent requests across workers are counted exactly, and survive a SIGTERM restart', async (t) => {
       const e = await env();
-      if (e === null) return t.skip('PostgreSQL not reachable');
+      if (e === null) return t.skip(`${name} not reachable`);
       // Our own data directory: it must outlive the first service.
       const dataDir = await newDataDir(e);
       let svc = await startService({ env: { ...e, WORKERS: '2', CACHE_DURATION_API_KEYS: '1s', REQUEST_LOGS_MAX_RATE: '' }, dataDir });
@@ -59,9 +63,9 @@ function suite(name: string, env: () => Promise<Record<string, string> | null>):
         assert.equal(after.requests.apiKey, 10_500);
         await sleep(1200);
         const logs = await withServiceDb(svc, (sql) => sql<{ n: number; ip: string }[]>`
-          select count(*)::int as n, ip from request_logs where api_key_id = ${key.id} group by ip`);
+          select count(*) as n, ip from request_logs where api_key_id = ${key.id} group by ip`);
         // One row per request: 10,500 challenges and both /usage calls; IPs anonymised.
-        assert.deepEqual(logs.map((r) => ({ ...r })), [{ n: 10_502, ip: '127.0.0.0' }]);
+        assert.deepEqual(logs.map((r) => ({ n: Number(r.n), ip: r.ip })), [{ n: 10_502, ip: '127.0.0.0' }]);
       } finally {
         await svc.stop();
         rmSync(dataDir, { recursive: true, force: true });
@@ -70,7 +74,7 @@ function suite(name: string, env: () => Promise<Record<string, string> | null>):
 
     test('a revoked key stops working within CACHE_DURATION_API_KEYS', async (t) => {
       const e = await env();
-      if (e === null) return t.skip('PostgreSQL not reachable');
+      if (e === null) return t.skip(`${name} not reachable`);
       const svc = await startService({ env: { ...e, WORKERS: '2', CACHE_DURATION_API_KEYS: '1s' } });
       try {
         const key = await createTestKey(svc);
@@ -119,7 +123,30 @@ suite('PostgreSQL', async () => {
   return { POSTGRES_URL: url.toString() };
 });
 
+let mariadbCreated = false;
+suite('MariaDB', async () => {
+  if (!(await requireService('mariadb'))) return null;
+  if (!mariadbCreated) {
+    const admin = await mysql.createConnection({ uri: MARIADB_URL });
+    await admin.query(`create database ${dbName} character set utf8mb4 collate utf8mb4_bin`);
+    await admin.end();
+    mariadbCreated = true;
+  }
+  const url = new URL(MARIADB_URL);
+  url.pathname = `/${dbName}`;
+  return { MARIADB_URL: url.toString() };
+});
+
+const libsqlDir = mkdtempSync(join(tmpdir(), 'pal-libsql-cluster-'));
+suite('libSQL', async () => ({ LIBSQL_URL: `file:${join(libsqlDir, 'palisade.db')}` }));
+
 after(async () => {
+  rmSync(libsqlDir, { recursive: true, force: true });
+  if (mariadbCreated) {
+    const admin = await mysql.createConnection({ uri: MARIADB_URL });
+    await admin.query(`drop database if exists ${dbName}`);
+    await admin.end();
+  }
   if (!created) return;
   const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`drop database if exists ${dbName} with (force)`);

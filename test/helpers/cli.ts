@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
-const SETTINGS = /^(POSTGRES_URL|REDIS_URL|DATA_DIR|PALISADE_|HASHING_SALT|SECRET_SEED|EMBEDDED_DB_|STATE_STORE_)/;
+const SETTINGS = /^(POSTGRES_URL|MYSQL_URL|MARIADB_URL|LIBSQL_URL|SNAPSHOTS_|REDIS_URL|DATA_DIR|PALISADE_|HASHING_SALT|SECRET_SEED|EMBEDDED_DB_|STATE_STORE_)/;
 
 export interface CliRun { code: number; out: string; err: string }
 

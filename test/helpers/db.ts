@@ -1,11 +1,13 @@
 // Databases for tests: the embedded PGlite (in memory or on disk, served on a socket in a fresh
-// temporary directory) or the real PostgreSQL (a fresh schema per database, dropped on close).
+// temporary directory), the real PostgreSQL (a fresh schema per database, dropped on close), the
+// machine's MariaDB (a fresh database, dropped on close) or SQLite through libSQL (a fresh file).
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -13,9 +15,17 @@ import { PalisadeError } from '../../src/errors.js';
 import type { RequestContext } from '../../src/http/types.js';
 import { createKeySecrets, deriveApiKeySecretKey, type KeySecrets } from '../../src/keys/secrets.js';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../src/primary/embedded-db.js';
-import { POSTGRES_URL, requireService } from './services.js';
+import { MARIADB_URL, POSTGRES_URL, requireService } from './services.js';
 
-export type DbKind = 'pglite' | 'postgres';
+export type DbKind = 'pglite' | 'postgres' | 'mariadb' | 'libsql';
+
+/** Every engine the repository suites run on. */
+export const DB_KINDS: readonly DbKind[] = ['pglite', 'postgres', 'mariadb', 'libsql'];
+
+/** Which engines can run here (a server that is unreachable fails under CI=true, else is skipped loudly). */
+export async function dbAvailability(): Promise<Record<DbKind, boolean>> {
+  return { pglite: true, postgres: await requireService('postgres'), mariadb: await requireService('mariadb'), libsql: true };
+}
 
 // The template depends on the PGlite build: keyed by its version (package.json next to dist/).
 const PGLITE_VERSION = (JSON.parse(readFileSync(
@@ -52,8 +62,10 @@ export interface TestDatabase {
   readonly db: Database;
   /** Another pool on the same database (a second "process"). */
   openAnother(): Database;
-  /** Connection facts for a child process: socketPath, or url + schema. */
-  readonly target: { socketPath?: string; postgresUrl?: string; schema?: string };
+  /** Connection facts for a child process: openDatabase() options. */
+  readonly target: { socketPath?: string; postgresUrl?: string; schema?: string; mysqlUrl?: string; libsqlUrl?: string };
+  /** The tables of this database. */
+  tables(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -75,6 +87,7 @@ export async function openTestDatabase(kind: DbKind, options: OpenTestDatabaseOp
     if (options.migrate !== false) await migrate(db.sql);
     return {
       kind, db, target: { socketPath: embedded.socketPath },
+      tables: () => pgTables(db),
       openAnother() { const d = open(); extra.push(d); return d; },
       async close() {
         for (const d of [db, ...extra]) await d.close(1);
@@ -83,6 +96,8 @@ export async function openTestDatabase(kind: DbKind, options: OpenTestDatabaseOp
       },
     };
   }
+  if (kind === 'mariadb') return openMariadb(options);
+  if (kind === 'libsql') return openLibsql(options);
   if (!(await requireService('postgres'))) return null;
   const schema = `pal_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
@@ -93,11 +108,61 @@ export async function openTestDatabase(kind: DbKind, options: OpenTestDatabaseOp
   if (options.migrate !== false) await migrate(db.sql);
   return {
     kind, db, target: { postgresUrl: POSTGRES_URL, schema },
+    tables: () => pgTables(db),
     openAnother() { const d = open(); extra.push(d); return d; },
     async close() {
       for (const d of [db, ...extra]) await d.close(1);
       await admin.unsafe(`drop schema ${schema} cascade`);
       await admin.end();
+    },
+  };
+}
+
+async function pgTables(db: Database): Promise<string[]> {
+  return (await db.sql<{ tablename: string }[]>`select tablename from pg_tables where schemaname = current_schema()`).map((r) => r.tablename);
+}
+
+async function openMariadb(options: OpenTestDatabaseOptions): Promise<TestDatabase | null> {
+  if (!(await requireService('mariadb'))) return null;
+  const name = `pal_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = await mysql.createConnection({ uri: MARIADB_URL });
+  await admin.query(`create database ${name} character set utf8mb4 collate utf8mb4_bin`);
+  const url = new URL(MARIADB_URL);
+  url.pathname = `/${name}`;
+  const open = () => openDatabase({ mysqlUrl: url.toString(), maxConnections: 4 });
+  const db = open();
+  const extra: Database[] = [];
+  if (options.migrate !== false) await migrate(db.sql);
+  return {
+    kind: 'mariadb', db, target: { mysqlUrl: url.toString() },
+    async tables() {
+      return (await db.sql<{ t: string }[]>`select table_name as t from information_schema.tables where table_schema = database()`).map((r) => r.t);
+    },
+    openAnother() { const d = open(); extra.push(d); return d; },
+    async close() {
+      for (const d of [db, ...extra]) await d.close(1000);
+      await admin.query(`drop database ${name}`);
+      await admin.end();
+    },
+  };
+}
+
+async function openLibsql(options: OpenTestDatabaseOptions): Promise<TestDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'pal-libsql-'));
+  const url = `file:${join(dir, 'palisade.db')}`;
+  const open = () => openDatabase({ libsqlUrl: url, maxConnections: 4 });
+  const db = open();
+  const extra: Database[] = [];
+  if (options.migrate !== false) await migrate(db.sql);
+  return {
+    kind: 'libsql', db, target: { libsqlUrl: url },
+    async tables() {
+      return (await db.sql<{ name: string }[]>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`).map((r) => r.name);
+    },
+    openAnother() { const d = open(); extra.push(d); return d; },
+    async close() {
+      for (const d of [db, ...extra]) await d.close(1000);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

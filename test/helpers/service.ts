@@ -10,6 +10,7 @@ import { ensureDefaultAccount } from '../../src/db/accounts.js';
 import { openDatabase, type Sql } from '../../src/db/client.js';
 import { createApiKey, type NewApiKey } from '../../src/keys/api-keys.js';
 import { createKeySecrets, deriveApiKeySecretKey, type KeySecrets } from '../../src/keys/secrets.js';
+import { externalEngine } from '../../src/db/engines.js';
 import { databaseOptions } from '../../src/services.js';
 import { baseEnv, freePort, pollUntilReady, stopChild } from './child-process.js';
 import { freshPgliteDataDir } from './db.js';
@@ -38,7 +39,7 @@ export interface Service {
  * once per machine), which makes start-up seconds faster. The caller removes it (rmSync).
  */
 export async function newDataDir(env?: Record<string, string>): Promise<string> {
-  return env?.POSTGRES_URL ? mkdtempSync(join(tmpdir(), 'palisade-test-')) : freshPgliteDataDir();
+  return env !== undefined && externalEngine(env) !== null ? mkdtempSync(join(tmpdir(), 'palisade-test-')) : freshPgliteDataDir();
 }
 
 export interface StartOptions {

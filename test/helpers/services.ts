@@ -4,6 +4,14 @@ import { Socket } from 'node:net';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The machine's MariaDB (also what MYSQL_URL tests run against: mysql2 speaks to both). */
+export const MARIADB_URL = process.env.MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test';
+
+const SERVICES = {
+  redis: { url: REDIS_URL, port: 6379 },
+  postgres: { url: POSTGRES_URL, port: 5432 },
+  mariadb: { url: MARIADB_URL, port: 3306 },
+} as const;
 
 function reachable(url: string, defaultPort: number): Promise<boolean> {
   const u = new URL(url);
@@ -20,9 +28,9 @@ function reachable(url: string, defaultPort: number): Promise<boolean> {
  * Resolves to `false` (skip) or `true` (run). Call at the top of an integration test file:
  *   const skip = !(await requireService('redis'));  test('...', { skip }, ...)
  */
-export async function requireService(name: 'redis' | 'postgres'): Promise<boolean> {
-  const url = name === 'redis' ? REDIS_URL : POSTGRES_URL;
-  const ok = await reachable(url, name === 'redis' ? 6379 : 5432);
+export async function requireService(name: keyof typeof SERVICES): Promise<boolean> {
+  const { url, port } = SERVICES[name];
+  const ok = await reachable(url, port);
   if (ok) return true;
   if (process.env.CI === 'true') throw new Error(`${name} is not reachable at ${url} (CI=true: integration tests must run)`);
   console.error(`\n*** SKIPPING ${name} integration tests: ${url} is not reachable ***\n`);

@@ -6,16 +6,14 @@ import { writeUsageBatch } from '../../src/db/usage.js';
 import { createUsageBuffer, type Classification } from '../../src/usage/usage-buffer.js';
 
 interface Job {
-  target: { socketPath?: string; postgresUrl?: string; schema?: string };
+  target: { socketPath?: string; postgresUrl?: string; schema?: string; mysqlUrl?: string; libsqlUrl?: string };
   keys: { id: string; accountId: string }[];
   perTask: number;
   tasks: number;
 }
 
 const job = JSON.parse(process.argv[2]!) as Job;
-const db = job.target.socketPath !== undefined
-  ? openDatabase({ socketPath: job.target.socketPath, maxConnections: 2 })
-  : openDatabase({ postgresUrl: job.target.postgresUrl!, schema: job.target.schema!, maxConnections: 2 });
+const db = openDatabase({ ...job.target, maxConnections: 2 });
 const buffer = createUsageBuffer((batch) => writeUsageBatch(db.sql, batch, { requestLogHmacSecret: 'usage-writer-hmac-secret-0123456789' }), {
   flushIntervalMs: 20, maxBatchRows: 300, timeZone: 'UTC',
 });

@@ -6,17 +6,16 @@ import {
   deleteOldSpamSubmissions, getSpamSubmission, insertSpamSubmissions, listSpamSubmissions, type NewSpamSubmission,
 } from '../../src/db/spam-submissions.js';
 import { addTrainingExample, listTrainingData, removeTrainingExample, TRAINING_LIMITS } from '../../src/db/training-data.js';
-import { openTestDatabase, type DbKind, type TestDatabase } from '../helpers/db.js';
-import { requireService } from '../helpers/services.js';
+import { openTestDatabase, DB_KINDS, dbAvailability, type TestDatabase } from '../helpers/db.js';
 
-const available: Record<DbKind, boolean> = { pglite: true, postgres: await requireService('postgres') };
+const available = await dbAvailability();
 
 const submission = (accountId: string, over: Partial<NewSpamSubmission> = {}): NewSpamSubmission => ({
   accountId, apiKeyId: 'key_x', source: 'classifier', score: 7.5, reasons: ['PHARMACY', 'LINKS'], text: 'buy pills',
   textHash: 'ab'.repeat(32), fields: ['name', 'message'], emailDomain: 'spam.example', ip: '192.0.2.0', country: 'DE', ...over,
 });
 
-for (const kind of ['pglite', 'postgres'] as DbKind[]) {
+for (const kind of DB_KINDS) {
   describe(`classifier data on ${kind}`, () => {
     let t: TestDatabase | null = null;
     let accountId = '';

@@ -116,7 +116,7 @@ test('a client that dies inside a transaction is rolled back and frees the datab
     await inside;
     // b waits while a holds the transaction; a's connection is then cut.
     const read = b.sql`select n from t`;
-    await a.sql.end({ timeout: 0 });
+    await a.close(0);
     const [row] = await read;
     assert.equal(row!.n, 1);
     assert.ok((await stuck) instanceof Error);
@@ -149,7 +149,7 @@ test('an idle transaction holder is cut after ownerIdleTimeoutMs', async () => {
     const [again] = await a.sql`select n from t`;
     assert.equal(again!.n, 1);
   } finally {
-    await a.sql.end({ timeout: 0 });
+    await a.close(0);
     await b.close(1);
     await embedded.close();
     rmSync(dir, { recursive: true, force: true });
@@ -159,14 +159,12 @@ test('an idle transaction holder is cut after ownerIdleTimeoutMs', async () => {
 test('connections beyond maxConnections are refused with SQLSTATE 53300; garbage closes only its connection', async () => {
   const dir = await freshPgliteDataDir();
   const embedded = await startEmbeddedDatabase({ dataDir: dir, location: 'db/palisade', maxConnections: 2 });
-  const pool = openDatabase({ socketPath: embedded.socketPath, maxConnections: 2 });
+  const pool = openDatabase({ socketPath: embedded.socketPath, maxConnections: 2, minConnections: 2 });
   const extra = openDatabase({ socketPath: embedded.socketPath, maxConnections: 1 });
   try {
-    const r1 = await pool.sql.reserve();
-    const r2 = await pool.sql.reserve();
+    // ready() opens minConnections connections, which stay open.
+    await pool.ready();
     await assert.rejects(extra.sql`select 1`, { code: '53300' });
-    r1.release();
-    r2.release();
     await pool.close(1);
     for (const garbage of [Buffer.from('GET / HTTP/1.1\r\n\r\n'), Buffer.from([0, 0, 0, 8, 1, 2, 3, 4]), Buffer.alloc(64, 0xff)]) {
       const closed = await new Promise<boolean>((resolve) => {
@@ -213,9 +211,14 @@ test('EMBEDDED_DB_DATABASE_ADDR: loopback only (no authentication); served over 
   }
 });
 
-test('other engines fail start-up naming the variable', () => {
-  for (const name of ['MYSQL_URL', 'MARIADB_URL', 'MSSQL_URL', 'ORACLE_URL', 'LIBSQL_URL', 'TURBOLITE_URL']) {
-    assert.throws(() => assertSupportedEngine({ [name]: 'x://host/db' }), { message: `not supported yet: ${name}` });
+test('engines without a driver fail start-up naming the variable and the supported engines', () => {
+  for (const name of ['MSSQL_URL', 'ORACLE_URL', 'TURBOLITE_URL']) {
+    assert.throws(() => assertSupportedEngine({ [name]: 'x://host/db' }),
+      { message: new RegExp(`^${name} is not supported \\(no driver in this build\\); supported: POSTGRES_URL \\(PostgreSQL\\), MYSQL_URL \\(MySQL\\), MARIADB_URL \\(MariaDB\\), LIBSQL_URL`) });
   }
-  assert.doesNotThrow(() => assertSupportedEngine({ POSTGRES_URL: 'postgres://x', MYSQL_URL: '', MARIADB_URL: null }));
+  assert.throws(() => assertSupportedEngine({ POSTGRES_URL: 'postgres://x', MARIADB_URL: 'mysql://y' }), /^Error: POSTGRES_URL and MARIADB_URL are all set: set one database/);
+  assert.throws(() => assertSupportedEngine({ LIBSQL_URL: 'libsql://db.example' }), /LIBSQL_URL must be a file: URL/);
+  for (const ok of [{ POSTGRES_URL: 'postgres://x', MYSQL_URL: '', MARIADB_URL: null }, { MYSQL_URL: 'mysql://x' }, { MARIADB_URL: 'mysql://x' }, { LIBSQL_URL: 'file:/tmp/x.db' }, {}]) {
+    assert.doesNotThrow(() => assertSupportedEngine(ok));
+  }
 });

@@ -110,13 +110,14 @@ test('all problems are reported together, secrets never echoed', () => {
   const p = problems({
     PORT: '99999', PENALTY_TTL: 'soon', FLOOD_RATE_LIMIT: '100 per minute', LOG_LEVEL: 'loud',
     PALISADE_HMAC_SECRET: 'tooshort-secret', MONITORING_IP_WHITELIST: '10.0.0.0/40', PHISHING_LIST_SCHEDULE: '* * *',
-    MYSQL_URL: 'mysql://u:p@h/db', ACCESS_LOG_ENABLED: 'maybe',
+    MSSQL_URL: 'mssql://u:p@h/db', ACCESS_LOG_ENABLED: 'maybe',
   });
   assert.equal(p.length, 9);
   for (const name of ['PORT', 'PENALTY_TTL', 'FLOOD_RATE_LIMIT', 'LOG_LEVEL', 'PALISADE_HMAC_SECRET', 'MONITORING_IP_WHITELIST', 'PHISHING_LIST_SCHEDULE', 'ACCESS_LOG_ENABLED']) {
     assert.ok(p.some((x) => x.startsWith(`${name}:`)), `${name} reported`);
   }
-  assert.ok(p.includes('not supported yet: MYSQL_URL (use POSTGRES_URL or the embedded database)'));
+  assert.ok(p.includes('MSSQL_URL is not supported (no driver in this build); supported: POSTGRES_URL (PostgreSQL), MYSQL_URL (MySQL), ' +
+    'MARIADB_URL (MariaDB), LIBSQL_URL (SQLite through libSQL, a file: URL), or none of them for the embedded database'));
   assert.ok(p.every((x) => !x.includes('tooshort-secret')), 'secret value not in the message');
   const err = (() => { try { load({ PORT: 'x', WORKERS: 'y' }); } catch (e) { return e as Error; } })();
   assert.match(err!.message, /Invalid configuration:\n {2}- PORT: .*\n {2}- WORKERS: /);
@@ -211,4 +212,13 @@ test('describeConfig hides secrets and every variable has documentation', () => 
 test('CACHE_DURATION_USED_CHALLENGES must outlast CLAIM_CLOCK_SKEW by a minute (both in the same unit)', () => {
   assert.deepEqual(problems({ CACHE_DURATION_USED_CHALLENGES: '90s', CLAIM_CLOCK_SKEW: '60s' }), ['CACHE_DURATION_USED_CHALLENGES must be at least CLAIM_CLOCK_SKEW plus 1m']);
   assert.equal(load({ CACHE_DURATION_USED_CHALLENGES: '2m', CLAIM_CLOCK_SKEW: '60s' }).CACHE_DURATION_USED_CHALLENGES, 120_000);
+});
+
+test('REDIS_URL names one server: Cluster and Sentinel URLs are refused clearly, other schemes too', () => {
+  assert.deepEqual(problems({ REDIS_URL: 'redis+cluster://a:7000,b:7001' }),
+    ['REDIS_URL: redis+cluster:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+sentinel://s1:26379,s2:26379/mymaster' }),
+    ['REDIS_URL: redis+sentinel:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address']);
+  assert.deepEqual(problems({ REDIS_URL: 'http://host:6379' }), ['REDIS_URL must start with redis:// or rediss://']);
+  for (const ok of ['redis://host:6379', 'rediss://u:p@host:6380/2']) assert.equal(load({ REDIS_URL: ok }).REDIS_URL, ok);
 });

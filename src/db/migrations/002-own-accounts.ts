@@ -7,25 +7,28 @@
 // the key; its usage counters follow it (request_logs keep the account they were written with:
 // they are a record of what happened, and signed rows must not change). The key's id and secret
 // stay as they were, so its holder notices nothing but a plan and totals of their own.
-export default `
-ALTER TABLE accounts ADD COLUMN generated boolean NOT NULL DEFAULT false;
+// The schema change is DDL; the move is portable statements run in the same migration (`data`).
+import { randomBase62 } from '../../keys/secrets.js';
+import { json, type Ddl } from '../dialect.js';
+import type { Queryable } from '../client.js';
+
+export const ddl = (t: Ddl) => `
+ALTER TABLE accounts ADD COLUMN "generated" ${t.bool} NOT NULL DEFAULT false;
 
 -- one free key per hostname across the service, now that each sits in its own account
 CREATE UNIQUE INDEX api_keys_free_hostname ON api_keys (free_hostname);
-
-CREATE TEMPORARY TABLE free_key_moves ON COMMIT DROP AS
-  SELECT k.id AS key_id, k.account_id AS from_account, k.created_at,
-    'acc_' || (SELECT string_agg(substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz',
-                                        1 + floor(random() * 62)::int, 1), '')
-               FROM generate_series(1, 16) WHERE k.id IS NOT NULL) AS to_account
-  FROM api_keys k WHERE left(k.id, 5) = 'ckey_';
-
-INSERT INTO accounts (id, name, generated, created_at)
-  SELECT to_account, 'Free key ' || key_id, true, created_at FROM free_key_moves;
-UPDATE api_keys k SET account_id = m.to_account, updated_at = now() FROM free_key_moves m WHERE k.id = m.key_id;
-UPDATE usage_monthly u SET account_id = m.to_account FROM free_key_moves m WHERE u.api_key_id = m.key_id;
-INSERT INTO key_audit (api_key_id, action, actor, detail)
-  SELECT key_id, 'update', 'migration:002',
-    jsonb_build_object('accountId', to_account, 'previousAccountId', from_account) FROM free_key_moves;
-DROP TABLE free_key_moves;
 `;
+
+export async function data(q: Queryable): Promise<void> {
+  const keys = await q<{ id: string; account_id: string; created_at: unknown }[]>`
+    select id, account_id, created_at from api_keys where substr(id, 1, 5) = 'ckey_' order by id`;
+  const now = new Date();
+  for (const k of keys) {
+    const to = `acc_${randomBase62(16)}`;
+    await q`insert into accounts (id, name, "generated", created_at) values (${to}, ${`Free key ${k.id}`}, ${true}, ${k.created_at})`;
+    await q`update api_keys set account_id = ${to}, updated_at = ${now} where id = ${k.id}`;
+    await q`update usage_monthly set account_id = ${to} where api_key_id = ${k.id}`;
+    await q`insert into key_audit (api_key_id, action, actor, detail) values (${k.id}, 'update', 'migration:002',
+      ${json({ accountId: to, previousAccountId: k.account_id })})`;
+  }
+}
