@@ -52,7 +52,7 @@ export const MESSAGE_RULES: readonly RuleDefinition[] = Object.freeze([
   },
   {
     name: 'DKIM_FAIL', dimension: 'message', score: 1,
-    description: 'With X-Authenticate: a DKIM signature is present and does not verify (altered message, wrong key); a missing signature does not count.',
+    description: 'With X-Authenticate: a DKIM signature is present and does not verify (a signature or body hash that does not match: altered message, wrong key); a missing signature, or a key that cannot be fetched, does not count.',
   },
   {
     name: 'DMARC_FAIL', dimension: 'message', score: 2,
@@ -60,7 +60,7 @@ export const MESSAGE_RULES: readonly RuleDefinition[] = Object.freeze([
   },
   {
     name: 'STRUCTURE_LIMIT', dimension: 'message', score: 2,
-    description: 'The message passed a structural bound (more than 1,000 header fields in a block, a header field over 64 KB, 1 MB of headers, nesting over 32 levels or more than 1,000 parts) and was read only up to there. Mail programs write nothing of the kind.',
+    description: 'The message passed a structural bound (more than 1,000 header fields in a block, a header field over 64 KB, 1 MB of headers, nesting over 32 levels or more than 250 parts) and was read only up to there. Mail programs write nothing of the kind.',
   },
 ]);
 
@@ -116,7 +116,8 @@ export function analyzeMessage(m: ParsedMessage, auth: Authentication | null, di
   if (auth !== null) {
     if (auth.SPF.result === 'fail') fired.SPF_FAIL = 1;
     else if (auth.SPF.result === 'softfail') fired.SPF_FAIL = 0.5;
-    if (auth.DKIM.some((d) => d.result === 'fail')) fired.DKIM_FAIL = 1;
+    // mailauth answers neutral, not fail, for a body changed after signing (RFC 6376 section 6.3 leaves the word to the verifier).
+    if (auth.DKIM.some((d) => d.result === 'fail' || (d.result === 'neutral' && /did not verify/.test(d.comment)))) fired.DKIM_FAIL = 1;
     if (auth.DMARC.result === 'fail') fired.DMARC_FAIL = auth.DMARC.policy === 'none' ? 0.5 : 1;
   }
   return ruleBlock(MESSAGE_RULES, fired, disabled, started);

@@ -89,7 +89,7 @@ export async function parseMessage(raw: Buffer, options: ParseOptions): Promise<
     const marker = a.description === undefined ? undefined : scan.omitted.get(a.description);
     if (marker !== undefined) {
       attachments.push({
-        filename: a.filename, contentType: a.mimeType, disposition: a.disposition, contentId: a.contentId ?? null,
+        filename: cleanOrNull(a.filename), contentType: wellFormed(a.mimeType), disposition: cleanOrNull(a.disposition), contentId: clean(a.contentId),
         size: marker.size, sha256: null, omitted: 'SIZE_LIMIT', bytes: null,
       });
       continue;
@@ -97,7 +97,7 @@ export async function parseMessage(raw: Buffer, options: ParseOptions): Promise<
     const bytes = a.content instanceof ArrayBuffer ? new Uint8Array(a.content)
       : typeof a.content === 'string' ? Buffer.from(a.content) : a.content;
     attachments.push({
-      filename: a.filename, contentType: a.mimeType, disposition: a.disposition, contentId: a.contentId ?? null,
+      filename: cleanOrNull(a.filename), contentType: wellFormed(a.mimeType), disposition: cleanOrNull(a.disposition), contentId: clean(a.contentId),
       size: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex'), omitted: null, bytes,
     });
   }
@@ -105,9 +105,9 @@ export async function parseMessage(raw: Buffer, options: ParseOptions): Promise<
   const textSent = scan.plainParts > 0 || html === null ? email.text ?? null : null;
   return {
     from: first(email.from), sender: first(email.sender), to: flatten(email.to), cc: flatten(email.cc), replyTo: flatten(email.replyTo),
-    returnPath: email.returnPath ?? null, subject: clean(email.subject), date: email.date ?? null,
+    returnPath: clean(email.returnPath), subject: clean(email.subject), date: clean(email.date),
     messageId: clean(email.messageId), inReplyTo: clean(email.inReplyTo),
-    headers: email.headers.map((h) => ({ key: h.key, value: wellFormed(h.value) })),
+    headers: email.headers.map((h) => ({ key: wellFormed(h.key), value: wellFormed(h.value) })),
     text: textSent === null ? null : wellFormed(textSent), html: html === null ? null : wellFormed(html),
     htmlText: derived === null ? null : wellFormed(derived.text),
     attachments, limit: scan.limit, links: derived?.links ?? [], hiddenChars: derived?.hiddenChars ?? 0,
@@ -132,6 +132,10 @@ function flatten(list: readonly Address[] | undefined): Mailbox[] {
 
 function clean(s: string | undefined): string | null {
   return s === undefined ? null : wellFormed(s);
+}
+
+function cleanOrNull(s: string | null): string | null {
+  return s === null ? null : wellFormed(s);
 }
 
 /** Lone surrogates become U+FFFD and NUL bytes U+FFFD (JSON writes NUL as six bytes). */

@@ -22,7 +22,7 @@ export const EML_LIMITS = Object.freeze({
   /** Nesting of multiparts and message/rfc822 parts. */
   maxDepth: 32,
   /** MIME parts in the whole message. */
-  maxParts: 1000,
+  maxParts: 250,
 });
 
 export type LimitReached = 'HEADER_FIELDS' | 'HEADER_FIELD_SIZE' | 'HEADER_BYTES' | 'DEPTH' | 'PARTS';
