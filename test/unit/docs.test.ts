@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { classifierDocWithRules, configurationMarkdown, errorsMarkdown, readmeWithConfiguration } from '../../scripts/gen-docs.js';
+import { classifierDocWithRules, emlDocWithRules, configurationMarkdown, errorsMarkdown, readmeWithConfiguration } from '../../scripts/gen-docs.js';
 import { ALL_RULES } from '../../src/classifier/classify.js';
+import { MESSAGE_RULES } from '../../src/classifier/eml/message-rules.js';
 import { ERRORS } from '../../src/errors.js';
 import { VARIABLES } from '../../src/config/index.js';
 
@@ -31,4 +32,10 @@ test('docs/classifier.md lists every classifier rule with its score (run `npm ru
   const doc = read('docs/classifier.md');
   assert.equal(doc, classifierDocWithRules(doc));
   for (const rule of ALL_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
+});
+
+test('docs/eml.md lists every message rule with its score (run `npm run docs`)', () => {
+  const doc = read('docs/eml.md');
+  assert.equal(doc, emlDocWithRules(doc));
+  for (const rule of MESSAGE_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
 });

@@ -31,9 +31,12 @@ const BLOCK = new Set([
 const VOID = new Set(['br', 'hr', 'img', 'meta', 'link', 'input', 'area', 'base', 'col', 'embed', 'source', 'track', 'wbr']);
 const HIDING_STYLE = /(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*(?:0|1px)(?![\d.])|opacity\s*:\s*0(?![\d.]))/i;
 const ATTR = /([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
+const LATIN1_NAMES = 'nbsp iexcl cent pound curren yen brvbar sect uml copy ordf laquo not shy reg macr deg plusmn sup2 sup3 acute micro para middot cedil sup1 ordm raquo frac14 frac12 frac34 iquest Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute THORN szlig agrave aacute acirc atilde auml aring aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde ograve oacute ocirc otilde ouml divide oslash ugrave uacute ucirc uuml yacute thorn yuml';
 const NAMED: Readonly<Record<string, string>> = {
   amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', copy: '©', reg: '®', trade: '™', hellip: '…', mdash: '—',
-  ndash: '–', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“', euro: '€', pound: '£', zwnj: '', zwj: '', shy: '',
+  ndash: '–', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“', euro: '€', zwnj: '', zwj: '', bull: '•',
+  // HTML 4's Latin-1 names, U+00A0 to U+00FF in order (nbsp and shy included).
+  ...Object.fromEntries(LATIN1_NAMES.split(' ').map((n, i) => [n, n === 'nbsp' ? ' ' : n === 'shy' ? '' : String.fromCharCode(0xa0 + i)])),
 };
 
 interface Open {
@@ -160,7 +163,7 @@ function indexOfCi(s: string, needle: string, from: number, seen: Map<string, nu
 export function decodeEntities(s: string): string {
   if (s.indexOf('&') < 0) return s;
   return s.replace(/&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z]{2,8}));?/g, (all, dec: string, hex: string, named: string) => {
-    if (named !== undefined) return NAMED[named.toLowerCase()] ?? all;
+    if (named !== undefined) return NAMED[named] ?? NAMED[named.toLowerCase()] ?? all;
     const cp = dec !== undefined ? Number(dec) : parseInt(hex, 16);
     return cp > 0 && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff) ? String.fromCodePoint(cp) : '\ufffd';
   });
