@@ -30,6 +30,8 @@ import { qualityOf, renderSection, updateReadme, writeResults, type EmlResults, 
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WARM_UP = 100;
+/** Messages each filter takes in turn. */
+const CHUNK = 100;
 
 const { values: v } = parseArgs({
   options: {
@@ -48,8 +50,9 @@ if (!v.inner) {
   const script = fileURLToPath(import.meta.url);
   const r = spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, script, '--inner', ...args], { stdio: 'inherit' });
   if (r.error !== undefined || r.status !== 0) {
-    console.error(r.error?.message ?? `the run ended with ${r.status ?? r.signal}`
-      + ' (unshare -n needs root or CAP_SYS_ADMIN: the filters must run without a network)');
+    console.error(r.error !== undefined
+      ? `${r.error.message} (unshare -n, from util-linux, needs root or CAP_SYS_ADMIN: the filters must run without a network)`
+      : `the run ended with ${r.status ?? r.signal}`);
     process.exit(1);
   }
 } else {
@@ -130,8 +133,6 @@ async function inner(): Promise<void> {
     else log('README.md section written');
   }
 }
-
-const CHUNK = 100;
 
 async function interleaved(
   targets: readonly (Anchor & { check(m: Buffer): Promise<Verdict> })[], messages: readonly RawMessage[], concurrency: number, none: Verdict, what: string,
