@@ -9,9 +9,14 @@ import { parseEmlOptions } from '../../src/classifier/eml/options.js';
 import { parseMessage } from '../../src/classifier/eml/parse-message.js';
 import { connectingAddress, senderFromReceived } from '../../src/classifier/eml/received.js';
 import { parseCidrList } from '../../src/parse.js';
+import { classify } from '../../src/classifier/classify.js';
+import { classifyMessage, messageTexts, MESSAGE_TEXT_WEIGHTS } from '../../src/classifier/eml/classify-message.js';
+import { DomainList } from '../../src/classifier/email-domains.js';
+import { PhishingList } from '../../src/classifier/phishing-list.js';
 import { HAM, message, withAttachment } from '../helpers/eml.js';
 
 const NONE = new Set<string>();
+const EMPTY_LIST = DomainList.EMPTY;
 const parse = (raw: string) => parseMessage(Buffer.from(raw, 'latin1'), { attachmentLimit: 5_000_000, nonce: 'n' });
 const BASE = { From: 'Ann <ann@shop.example.com>', Date: 'Tue, 1 Jul 2025 10:00:00 +0000', 'Message-ID': '<m@shop.example.com>', Subject: 's' };
 async function fired(raw: string, auth: Authentication | null = null): Promise<string[]> {
@@ -91,6 +96,25 @@ describe('message rules', () => {
     const block = analyzeMessage(await parse(message({ From: 'a@b.example.com' }, 'x')), null, new Set(['MISSING_DATE']));
     assert.equal(block.rules.MISSING_DATE, undefined);
     assert.equal(block.score, 0.5);
+  });
+});
+
+describe('the classification of a message', () => {
+  test('LINKS counts half, REPETITION and PROFANITY nothing; the total and the reasons follow', async () => {
+    const deps = { detector: null, mx: null, lists: { disposable: () => EMPTY_LIST, freeProviders: () => EMPTY_LIST, phishing: () => PhishingList.EMPTY } };
+    const links = Array.from({ length: 8 }, (_, i) => `https://site${i}.example.org/page`).join(' ');
+    const m = await parse(message(BASE, `Hello, the pages: ${links}\r\nsame line again and again\r\n`.repeat(1)));
+    const form = await classify({ texts: messageTexts(m), email: m.from!.address }, deps);
+    const mail = await classifyMessage(m, null, {}, deps);
+    assert.equal(form.text!.rules.LINKS!.score, 2);
+    assert.equal(mail.text!.rules.LINKS!.score, 1);
+    assert.equal(mail.text!.score, Math.round((form.text!.score - 1) * 100) / 100);
+    assert.equal(mail.score, Math.round((form.score - 1) * 100) / 100);
+    assert.deepEqual(MESSAGE_TEXT_WEIGHTS, { LINKS: 0.5, REPETITION: 0, PROFANITY: 0 });
+    const rude = await parse(message(BASE, 'This damn shit fucking thing broke again, what the hell.'));
+    const rudeMail = await classifyMessage(rude, null, {}, deps);
+    assert.equal(rudeMail.text!.rules.PROFANITY!.score, 0);
+    assert.ok(!rudeMail.reasons.includes('PROFANITY'));
   });
 });
 
