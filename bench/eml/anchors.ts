@@ -1,7 +1,8 @@
 // The two anchors of the e-mail comparison, as Debian ships them: rspamd (3.4) and SpamAssassin's
 // spamd (4.0), each started here with its packaged rules and a private configuration directory
-// that turns off what would learn from the corpus (Bayes, auto-learning) and points DNS at a port
-// nobody answers. They run, like Palisade, inside the benchmark's network namespace with only
+// that turns off what would learn from the corpus (Bayes, auto-learning) and the rules that ask the
+// network (rspamd's blocklist, SPF/DKIM/DMARC/ARC, ASN and fuzzy modules; spamd's -L), and points
+// DNS at a loopback server that refuses every query at once. They run, like Palisade, inside the benchmark's network namespace with only
 // loopback, so no network rule, DNS blocklist or map download can reach anything. Each answers
 // "spam or not" by its default thresholds:
 //   rspamd       the action is "add header", "rewrite subject" or "reject" (score ≥ 6 by default;
@@ -43,12 +44,18 @@ const RSPAMD_PORT = 11333;
 const SPAMD_PORT = 7830;
 const START_TIMEOUT_MS = 180_000;
 
-export async function startRspamd(workers: number): Promise<Anchor> {
+/** rspamd modules whose rules are DNS or network lookups: blocklists, SPF/DKIM/DMARC/ARC, ASN, fuzzy hashes. */
+const NETWORK_MODULES = ['rbl', 'emails', 'asn', 'spf', 'dkim', 'dmarc', 'arc', 'fuzzy_check', 'neural', 'mx_check', 'dcc', 'bimi'];
+
+export async function startRspamd(workers: number, dnsServer: string): Promise<Anchor> {
   const dir = mkdtempSync(join(tmpdir(), 'eml-rspamd-'));
   for (const d of ['local.d', 'override.d', 'run', 'db', 'log']) mkdirSync(join(dir, d));
   writeFileSync(join(dir, 'local.d', 'logging.inc'), `type = "file";\nfilename = "${join(dir, 'log', 'rspamd.log')}";\nlevel = "error";\n`);
-  // Nothing answers port 1 in the namespace: every lookup fails at once.
-  writeFileSync(join(dir, 'local.d', 'options.inc'), 'dns { nameserver = ["127.0.0.1:1"]; timeout = 0.1s; retransmits = 0; }\n');
+  // Every lookup is refused at once (dns-refuser.ts); the modules that exist to ask the network are off.
+  writeFileSync(join(dir, 'local.d', 'options.inc'), `dns { nameserver = ["${dnsServer}"]; timeout = 0.5s; retransmits = 0; }\n`);
+  for (const module of NETWORK_MODULES) writeFileSync(join(dir, 'local.d', `${module}.conf`), 'enabled = false;\n');
+  // hfilter's HELO and host name checks resolve names; its From, recipient and URL checks are local.
+  writeFileSync(join(dir, 'local.d', 'hfilter.conf'), 'helo_enabled = false;\nhostname_enabled = false;\n');
   writeFileSync(join(dir, 'local.d', 'worker-normal.inc'), `count = ${workers};\n`);
   // Bayes needs Redis and learning; without a Redis server it stays off, as does everything else that needs one.
   chownTree(dir, '_rspamd');

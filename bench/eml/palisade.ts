@@ -1,7 +1,7 @@
 // Palisade as the e-mail comparison runs it: a fresh data directory with one API key (its secret
 // kept for the Bearer header), the service on every core, the flood limit off (the runner is one
-// client sending thousands of messages) and DNS pointed at a port nobody answers, as for the
-// anchors. Messages go to POST /v1/eml without X-Authenticate (SPF, DKIM and DMARC need DNS, which
+// client sending thousands of messages) and DNS pointed at the loopback server that refuses every
+// query, as for the anchors (the MX rule then scores 0). Messages go to POST /v1/eml without X-Authenticate (SPF, DKIM and DMARC need DNS, which
 // none of the three may use here); spam is a BAD classification (the default bands).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,7 @@ export interface PalisadeTarget extends Omit<Anchor, 'check'> {
   check(message: Buffer): Promise<PalisadeVerdict>;
 }
 
-export async function startPalisadeEml(workers: number, secretSeed: string): Promise<PalisadeTarget> {
+export async function startPalisadeEml(workers: number, secretSeed: string, dnsServer: string): Promise<PalisadeTarget> {
   // Short paths: the embedded database's socket path must fit in sun_path (107 bytes).
   const root = mkdtempSync(join(tmpdir(), 'pe-'));
   const dataDir = join(root, 'd');
@@ -49,7 +49,7 @@ export async function startPalisadeEml(workers: number, secretSeed: string): Pro
     name: 'palisade', script: MAIN, readyPath: '/.live', timeoutMs: 120_000,
     env: {
       WORKERS: String(workers), DATA_DIR: dataDir, SECRET_SEED: secretSeed, LOG_LEVEL: 'warn', FLOOD_RATE_LIMIT: '',
-      DNS_SERVERS: '127.0.0.1:1', DNS_TIMEOUT: '100ms',
+      DNS_SERVERS: dnsServer, DNS_TIMEOUT: '500ms',
     },
   });
   const authorization = `Bearer ${secret}`;

@@ -25,6 +25,7 @@ import { machineInfo } from '../lib/machine.js';
 import { ensureInstalled, startRspamd, startSpamd, type Anchor, type Verdict } from './anchors.js';
 import { loadCorpus, twentyKbMessages, type RawMessage } from './corpus.js';
 import { runSet, speedOf, waitUntilIdle, type SetRun } from './measure.js';
+import { startDnsRefuser } from './dns-refuser.js';
 import { startPalisadeEml, type PalisadeVerdict } from './palisade.js';
 import { qualityOf, renderSection, updateReadme, writeResults, type EmlResults, type TargetResult } from './report.js';
 
@@ -79,9 +80,10 @@ async function inner(): Promise<void> {
   log(`${corpus.length} held-out messages, ${kb20.length} of 20 KB, ${concurrency} in flight, ${workers} workers per filter`);
 
   const none: PalisadeVerdict = { spam: false, neutralOrWorse: false, score: 0 };
+  const dns = await startDnsRefuser();
   const starts: [string, () => Promise<Anchor & { check(m: Buffer): Promise<Verdict> }>][] = [
-    ['Palisade', () => startPalisadeEml(workers, randomBytes(32).toString('base64url'))],
-    ['rspamd', () => startRspamd(workers)],
+    ['Palisade', () => startPalisadeEml(workers, randomBytes(32).toString('base64url'), dns.server)],
+    ['rspamd', () => startRspamd(workers, dns.server)],
     ['SpamAssassin', () => startSpamd(workers)],
   ];
   const running: (Anchor & { check(m: Buffer): Promise<Verdict> })[] = [];
@@ -116,6 +118,7 @@ async function inner(): Promise<void> {
     });
   } finally {
     for (const t of running) await t.stop();
+    await dns.close();
   }
   const results: EmlResults = {
     date: new Date().toISOString(), machine: machineInfo(), concurrency,
