@@ -7,6 +7,7 @@
 // in the module of its concern here, add it to API_ROUTES, and check its input with bodyCheck /
 // queryCheck from validate.ts in the route.
 import { classifierSpec, trainingAddSpec, trainingListSpec, trainingRemoveSpec } from './classifier.js';
+import { emlSpec } from './eml.js';
 import { inspectSpec } from './inspect.js';
 import { apiKeyGenerateSpec, usageSpec } from './keys.js';
 import { docsDocumentSpec, docsPageSpec, healthSpec, liveSpec, logsSpec, metricsSpec, readySpec, securityTxtSpec } from './ops.js';
@@ -18,7 +19,7 @@ export type { Auth, JsonSchema, ResponseSpec, RouteSpec } from './types.js';
 export const API_ROUTES: readonly RouteSpec[] = Object.freeze([
   challengeSpec, verifySpec, audioSpec, inspectSpec,
   challengeVerifySpec, verifySignatureSpec, usageSpec,
-  classifierSpec, trainingListSpec, trainingAddSpec, trainingRemoveSpec,
+  classifierSpec, trainingListSpec, trainingAddSpec, trainingRemoveSpec, emlSpec,
   apiKeyGenerateSpec,
   liveSpec, readySpec, healthSpec, metricsSpec, logsSpec, securityTxtSpec,
   docsPageSpec, docsDocumentSpec,

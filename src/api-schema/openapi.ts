@@ -73,7 +73,8 @@ const AUTH_ERRORS: Record<Auth, readonly ErrorCode[]> = {
 export function routeErrors(route: RouteSpec): ErrorCode[] {
   const codes = new Set<ErrorCode>([...route.errors, ...AUTH_ERRORS[route.auth], ...HTTP_ERRORS]);
   if (route.body !== undefined) for (const c of BODY_ERRORS) codes.add(c);
-  if (route.body !== undefined || route.query !== undefined) {
+  if (route.rawBody !== undefined) for (const c of BODY_ERRORS) if (c !== 'INVALID_JSON') codes.add(c);
+  if (route.body !== undefined || route.query !== undefined || route.headers !== undefined) {
     codes.add(route.invalid ?? 'INVALID_PARAMETER');
     for (const schema of [route.body, route.query]) if (schema !== undefined) for (const c of errorsIn(schema)) codes.add(c);
   }
@@ -180,8 +181,16 @@ function operation(route: RouteSpec): Record<string, unknown> {
     summary: route.summary,
     description: route.description,
   };
-  const params = parameters(route.query);
+  const params: unknown[] = [...parameters(route.query)];
+  for (const [name, h] of Object.entries(route.headers ?? {})) params.push({ name, in: 'header', required: false, description: h.description, schema: h.schema });
   if (params.length > 0) op.parameters = params;
+  if (route.rawBody !== undefined) {
+    op.requestBody = {
+      required: true,
+      description: `${route.rawBody.description} At most ${route.bodyLimit ?? 'REQUEST_BODY_LIMIT'} bytes.`,
+      content: Object.fromEntries(route.rawBody.contentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }])),
+    };
+  }
   if (route.body !== undefined) {
     op.requestBody = {
       required: true,

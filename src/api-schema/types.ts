@@ -49,6 +49,10 @@ export interface RouteSpec {
   readonly query?: JsonSchema;
   /** The JSON body (application/json). */
   readonly body?: JsonSchema;
+  /** A body that is no JSON (POST /v1/eml: a raw message): the media types taken and what it is. */
+  readonly rawBody?: { readonly contentTypes: readonly string[]; readonly description: string };
+  /** Request headers the route reads as options (besides the auth scheme's), each with its schema. */
+  readonly headers?: Readonly<Record<string, { readonly description: string; readonly schema: JsonSchema }>>;
   /** The largest body, in words (REQUEST_BODY_LIMIT unless the route has its own). */
   readonly bodyLimit?: string;
   readonly responses: Readonly<Record<number, ResponseSpec>>;

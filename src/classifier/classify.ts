@@ -5,6 +5,7 @@
 import type { IpSignals, UserAgentSignals } from '../intel/intel.js';
 import { round2 } from './block.js';
 import type { ClassifierLists } from './classifier-lists.js';
+import { MESSAGE_RULES } from './eml/message-rules.js';
 import { analyzeEmail, EMAIL_RULES } from './email.js';
 import type { MxLookup } from './mx-lookup.js';
 import {
@@ -16,9 +17,9 @@ import { analyzeSimilarity, SIMILARITY_RULES, type SimilarityIndex } from './sim
 import { analyzeText, TEXT_RULES, type LanguageDetector } from './text/index.js';
 import type { Block, Classification, EmailBlock, RuleDefinition, SimilarityBlock, TextBlock } from './types.js';
 
-/** Every rule of every dimension, in the order docs/classifier.md lists them. */
+/** Every rule of every dimension, in the order docs/classifier.md lists them (the message rules apply to POST /v1/eml only). */
 export const ALL_RULES: readonly RuleDefinition[] = Object.freeze([
-  ...TEXT_RULES, ...EMAIL_RULES, ...IP_RULES, ...LOCATION_RULES, ...DEVICE_RULES, ...SIMILARITY_RULES,
+  ...TEXT_RULES, ...EMAIL_RULES, ...IP_RULES, ...LOCATION_RULES, ...DEVICE_RULES, ...SIMILARITY_RULES, ...MESSAGE_RULES,
 ]);
 export const RULE_NAMES: ReadonlySet<string> = new Set(ALL_RULES.map((r) => r.name));
 

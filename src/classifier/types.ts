@@ -6,7 +6,7 @@
 
 export type Classification = 'GOOD' | 'NEUTRAL' | 'BAD';
 
-export const DIMENSIONS = ['text', 'email', 'ip', 'location', 'device', 'similarity'] as const;
+export const DIMENSIONS = ['text', 'email', 'ip', 'location', 'device', 'similarity', 'message'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
 export interface RuleScore {

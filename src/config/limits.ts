@@ -2,7 +2,7 @@
 // memory and threads, penalties, retention, caches, and the room of the state store.
 import { type RateRule, type RateRuleKey, RATE_RULE_KEYS, parseRateRule } from '../parse.js';
 import { STORE_LIMITS } from '../store/state-store.js';
-import { type Check, ms, oneOf, optSize, optUint, type Parser, secs, size, uint, v } from './variable.js';
+import { type Check, cidrs, ms, oneOf, optSize, optUint, type Parser, secs, size, uint, v } from './variable.js';
 
 const rule = (key: RateRuleKey = 'ip'): Parser<RateRule | null> => (s) => (s.trim() === '' ? null : parseRateRule(s, key));
 
@@ -17,7 +17,8 @@ export const LIMIT_VARIABLES = {
   THREATS_BOT_LIMIT: v('Limits', '', rule(), 'Threats of kind bot (applied when IP intelligence reports them).'),
   THREATS_PROXY_LIMIT: v('Limits', '', rule(), 'Threats of kind proxy.'),
   THREATS_TOR_LIMIT: v('Limits', '', rule(), 'Threats of kind tor.'),
-  EML_BODY_LIMIT: v('Limits', '5MB', size, 'Body size of POST /v1/eml.'),
+  EML_BODY_LIMIT: v('Limits', '5MB', size, 'Largest body of POST /v1/eml (the raw message), enforced while reading (413 BODY_TOO_LARGE, nothing kept).'),
+  EML_TRUSTED_RELAYS: v('Limits', '', cidrs, 'Mail relays (IPs/CIDRs) whose Received fields POST /v1/eml believes besides private, loopback and link-local addresses: the sender\'s IP is the first connecting address of the Received chain, newest first, outside them (docs/eml.md).'),
   POW_MAX_MEMORY: v('Limits', '128MB', size, 'Memory a proof-of-work algorithm may request (scrypt, Argon2id).'),
   CHALLENGE_POOL_SIZE: v('Limits', '32', uint(1, 100_000), 'Challenges each worker derives ahead per expensive deterministic policy (PBKDF2, scrypt, Argon2id), refilled when fewer than a quarter are ready: a burst up to this size per worker is answered without waiting for a derivation (palisade_challenge_pool_takes_total{result="waited"} counts the takes that found it empty). Each ready challenge holds about 300 bytes; a deep pool also costs derivation CPU right after start-up.'),
   POW_MAX_THREADS: v('Limits', '', optUint(1, 256), 'Threads for expensive challenge creation and validation; empty = half the CPUs (at least 1).'),

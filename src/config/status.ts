@@ -19,7 +19,6 @@ const NO_SSO = planned('Single sign-on is not built: parsed, nothing reads it.')
 const NO_ENGINE = planned('Its engine is not supported: the value is parsed and ignored.');
 const ENGINE_REFUSED = planned('Not supported: start-up fails when it is set, listing the supported engines (POSTGRES_URL, MYSQL_URL, MARIADB_URL, LIBSQL_URL or the embedded database).');
 const NO_CLICKHOUSE = planned('No analytics store yet: parsed, nothing is sent.');
-const NO_UPLOADS = planned('Nothing is uploaded yet: parsed, nothing reads it.');
 const NO_OTEL = planned('Nothing is exported over OpenTelemetry yet: parsed, logs go to stdout and /.logs only.');
 
 export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
@@ -92,7 +91,8 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   THREATS_BOT_LIMIT: IMPLEMENTED,
   THREATS_PROXY_LIMIT: IMPLEMENTED,
   THREATS_TOR_LIMIT: IMPLEMENTED,
-  EML_BODY_LIMIT: planned('No POST /v1/eml yet (404): parsed, nothing reads it.'),
+  EML_BODY_LIMIT: IMPLEMENTED,
+  EML_TRUSTED_RELAYS: IMPLEMENTED,
   POW_MAX_MEMORY: IMPLEMENTED,
   CHALLENGE_POOL_SIZE: IMPLEMENTED,
   POW_MAX_THREADS: IMPLEMENTED,
@@ -175,8 +175,8 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   CLICKHOUSE_URL: NO_CLICKHOUSE,
   CLICKHOUSE_BATCH_INTERVAL: NO_CLICKHOUSE,
   CLICKHOUSE_BATCH_MAX: NO_CLICKHOUSE,
-  STORAGE_PROVIDER: NO_UPLOADS,
-  STORAGE_LOCAL_DIR: NO_UPLOADS,
+  STORAGE_PROVIDER: IMPLEMENTED,
+  STORAGE_LOCAL_DIR: IMPLEMENTED,
   SNAPSHOTS_STORAGE_PROVIDER: IMPLEMENTED,
   SNAPSHOTS_STORAGE_LOCAL_DIR: IMPLEMENTED,
   SNAPSHOTS_MAIN_SCHEDULE: IMPLEMENTED,

@@ -20,6 +20,10 @@ import { createVerifySignatureHandler } from './verify-signature.js';
 import { createVerifyHandler } from './verify.js';
 import { inspectRoute } from './inspect.js';
 import { classifierRoute } from './classifier.js';
+import { emlRoute } from './eml.js';
+import { createLocalAttachmentStore } from '../classifier/eml/attachment-store.js';
+import { createAuthenticator } from '../classifier/eml/authenticate.js';
+import { dataPath } from '../config/index.js';
 import { trainingRoutes } from './training.js';
 import { KeyPolicies } from '../classifier/key-policies.js';
 import { withClassification } from '../classifier/verify-classification.js';
@@ -204,6 +208,13 @@ export function registerApiRoutes(
       authorize: async (req) => charged(await server(req)),
       classifier, intel, penalty, countUsage, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     }), { bodyLimit: config.CLASSIFIER_BODY_LIMIT });
+    router.add('POST', '/v1/eml', emlRoute({
+      authorize: async (req) => charged(await server(req)),
+      classifier, intel, penalty, countUsage, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
+      authenticator: createAuthenticator({ servers: config.DNS_SERVERS, timeoutMs: config.DNS_TIMEOUT }),
+      attachments: config.STORAGE_PROVIDER === 'local' ? createLocalAttachmentStore(dataPath(config, config.STORAGE_LOCAL_DIR)) : null,
+      trustedRelays: config.EML_TRUSTED_RELAYS,
+    }), { bodyLimit: config.EML_BODY_LIMIT });
     const training = trainingRoutes({
       authorize: server, sql: services.db.sql, invalidate: (accountId) => classifier.training.invalidate(accountId),
     });

@@ -1,5 +1,5 @@
 // A DNS server on loopback UDP for tests (dns-packet + node:dgram): each zone the test sets answers
-// MX, A and AAAA queries from its records (at once or after a delay); a name without a zone is
+// MX, A, AAAA and TXT queries from its records (at once or after a delay); a name without a zone is
 // NXDOMAIN; a zone may instead never answer ('hang', the timeout case) or answer SERVFAIL. Every
 // query is counted per `name TYPE`, so a test can tell a cache hit (no query) from a lookup.
 // Nothing reaches the internet.
@@ -34,6 +34,8 @@ export type Zone =
     readonly mx?: readonly { readonly preference: number; readonly exchange: string }[];
     readonly a?: readonly string[];
     readonly aaaa?: readonly string[];
+    /** TXT records (SPF, DKIM keys, DMARC), each one string, split into 255-byte chunks on the wire. */
+    readonly txt?: readonly string[];
     /** Answer after this many ms (default at once). */
     readonly delayMs?: number;
   }
@@ -80,6 +82,13 @@ export async function startDnsServer(): Promise<DnsServer> {
       for (const ip of zone.a ?? []) answers.push({ name: question.name, type: 'A', ttl: 300, data: ip });
     } else if (question.type === 'AAAA') {
       for (const ip of zone.aaaa ?? []) answers.push({ name: question.name, type: 'AAAA', ttl: 300, data: ip });
+    } else if (question.type === 'TXT') {
+      for (const t of zone.txt ?? []) {
+        const chunks: Buffer[] = [];
+        const b = Buffer.from(t);
+        for (let i = 0; i < b.length; i += 255) chunks.push(b.subarray(i, i + 255));
+        answers.push({ name: question.name, type: 'TXT', ttl: 300, data: chunks });
+      }
     }
     const response = dnsPacket.encode({
       id: query.id ?? 0, type: 'response', questions: query.questions, answers,

@@ -3,8 +3,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { END_MARKER, latestResults, renderSection, renderSummary, START_MARKER } from '../../bench/lib/report.js';
 import { README_END, README_START } from '../../eval/lib/report.js';
-import { classifierDocWithRules, configurationMarkdown, errorsMarkdown } from '../../scripts/gen-docs.js';
+import { classifierDocWithRules, configurationMarkdown, emlDocWithRules, errorsMarkdown } from '../../scripts/gen-docs.js';
 import { ALL_RULES } from '../../src/classifier/classify.js';
+import { MESSAGE_RULES } from '../../src/classifier/eml/message-rules.js';
 import { ERRORS } from '../../src/errors.js';
 import { VARIABLES } from '../../src/config/index.js';
 
@@ -26,6 +27,12 @@ test('docs/classifier.md lists every classifier rule with its score (run `npm ru
   const doc = read('docs/classifier.md');
   assert.equal(doc, classifierDocWithRules(doc));
   for (const rule of ALL_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
+});
+
+test('docs/eml.md lists every message rule with its score (run `npm run docs`)', () => {
+  const doc = read('docs/eml.md');
+  assert.equal(doc, emlDocWithRules(doc));
+  for (const rule of MESSAGE_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
 });
 
 const root = new URL('../../../', import.meta.url);
