@@ -174,6 +174,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         usage.logRequest({
           apiKeyId: key.id, accountId: key.accountId, ip: req.ip, method: req.method, path: req.path, status, durationMs: ms,
           country: signals.country, threats: signals.threats === null ? null : Object.keys(signals.threats).join(','),
+          classification: req.usage?.classification ?? null,
         });
       }
     },
