@@ -15,7 +15,9 @@ import { createAbuseProtection } from './abuse/index.js';
 import { createThreatIndex, type ThreatIndex } from './intel/threat-index.js';
 import { threatSources } from './intel/threat-sources.js';
 import { registerListMetrics } from './lists/metrics.js';
+import { registerAdminRoutes } from './routes/admin.js';
 import { registerApiRoutes } from './routes/api.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { startIntelligence, type Intelligence } from './intel/start.js';
 import { loadClassifierLists, type ClassifierLists } from './classifier/classifier-lists.js';
 import { createMxLookup, type MxLookup } from './classifier/mx-lookup.js';
@@ -66,6 +68,16 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   if (store instanceof SharedMemoryStore) metrics.watchStateTable(store);
   metrics.watchEvictions(store);
 
+  const subscribeLogs = async (onLine: (line: string) => void) => {
+    if (!link) return options.localLogs?.subscribe(onLine) ?? (() => {});
+    const off = link.on((m) => { if (m.t === 'log') onLine(m.line); });
+    await link.request('logs-subscribe', 2000);
+    return () => {
+      off();
+      link.request('logs-unsubscribe', 2000).catch(() => {});
+    };
+  };
+
   registerOpsRoutes(router, {
     version: config.version,
     nodeName: config.NODE_NAME,
@@ -98,15 +110,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (link) return { contentType: metrics.registry.contentType, body: (await link.request('metrics', 5000)) as string };
       return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
     },
-    async subscribeLogs(onLine) {
-      if (!link) return options.localLogs?.subscribe(onLine) ?? (() => {});
-      const off = link.on((m) => { if (m.t === 'log') onLine(m.line); });
-      await link.request('logs-subscribe', 2000);
-      return () => {
-        off();
-        link.request('logs-unsubscribe', 2000).catch(() => {});
-      };
-    },
+    subscribeLogs,
     securityTxt: resolveSecurityTxt(config.SECURITY_TXT, config.BASE_URL, (path) => {
       try { return readFileSync(path, 'utf8'); } catch { return null; }
     }),
@@ -134,6 +138,8 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
   });
   registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
+  registerAdminRoutes(router, { config, sql: db.sql, secrets: services.keySecrets, store, logger, subscribeLogs });
+  registerConsoleRoutes(router, { basePath: config.APP_BASE_PATH, whitelist: config.APP_IP_WHITELIST, logger });
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
   const access = config.ACCESS_LOG_ENABLED ? accessLog(logger) : null;
