@@ -19,7 +19,7 @@ import { ipKey } from '../store/limit-key.js';
 import type { StateStore } from '../store/state-store.js';
 import { retryAfterSeconds } from '../abuse/rate-limited.js';
 import { accountView, createAccount, getAccount, listAllAccounts, renameAccount, setAccountStatus } from '../admin/accounts.js';
-import { PASSWORD_MAX_LENGTH, verifyPassword } from '../admin/auth/passwords.js';
+import { PASSWORD_MAX_LENGTH, prepareDummyHash, verifyPassword } from '../admin/auth/passwords.js';
 import {
   clearedSessionCookie, createSessions, csrfMatches, type SessionClaims, sessionCookie, sessionTokenOf,
 } from '../admin/auth/sessions.js';
@@ -102,6 +102,30 @@ function toPalisade(err: unknown): PalisadeError | null {
   return null;
 }
 
+/**
+ * Writes (login included) come from the console's own pages: a browser names another site in Origin
+ * or Sec-Fetch-Site, and a form cannot send application/json. This stops login CSRF, where the
+ * session cookie does not exist yet; the CSRF token guards every other write.
+ */
+function refuseCrossSite(req: RequestContext): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new PalisadeError('CSRF_INVALID', 'Cross-site requests are refused.');
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    let host: string;
+    try {
+      host = new URL(origin).host;
+    } catch {
+      throw new PalisadeError('CSRF_INVALID', 'Cross-site requests are refused.');
+    }
+    if (host !== (req.headers.host ?? '')) throw new PalisadeError('CSRF_INVALID', 'Cross-site requests are refused.');
+  }
+  const type = req.headers['content-type'];
+  if (req.body !== null && req.body.length > 0 && (type === undefined || type.split(';', 1)[0]!.trim().toLowerCase() !== 'application/json')) {
+    throw new PalisadeError('UNSUPPORTED_MEDIA_TYPE');
+  }
+}
+
 /** May `p` do `need` in `accountId` (null: across accounts, root only)? */
 function can(p: Principal, need: Need, accountId: string | null): boolean {
   if (p.root) return true;
@@ -142,6 +166,7 @@ function compile(path: string): RegExp {
 
 export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
   const { config, sql, store, logger } = deps;
+  prepareDummyHash();
   const sessions = createSessions({ secret: config.secrets.JWT_SECRET, issuer: config.JWT_ISSUER, ttlSeconds: config.JWT_TTL / 1000 });
   const whitelist = config.APP_IP_WHITELIST;
   const cookiePath = `${config.APP_BASE_PATH}/`;
@@ -191,7 +216,6 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
     const account = given !== undefined ? await getAccount(c.admin, given)
       : p.user.accountId !== null ? await getAccount(c.admin, p.user.accountId)
         : await ensureDefaultAccount(sql, config.DEFAULT_ACCOUNT_NAME);
-    visible(p, account.id, `account "${(given ?? '').slice(0, 64)}"`);
     require(p, need, account.id);
     return account;
   };
@@ -573,6 +597,7 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
         throw new PalisadeError('INVALID_PARAMETER', 'a path segment is not valid percent-encoding');
       }
       const { route } = found;
+      if (req.method !== 'GET' && req.method !== 'HEAD') refuseCrossSite(req);
       let p: Principal | null = null;
       if (!route.public) {
         p = await principal(req);

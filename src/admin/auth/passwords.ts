@@ -14,6 +14,11 @@ export async function hashPassword(password: string): Promise<string> {
 
 let dummy: Promise<string> | null = null;
 
+/** Computes the dummy hash ahead, so that the first unknown user costs no extra hashing. */
+export function prepareDummyHash(): void {
+  dummy ??= hashPassword(randomBytes(24).toString('base64url'));
+}
+
 /**
  * True when `password` matches `hash`. With `hash` null (no such user) the password is checked
  * against a dummy hash and false returned, in the same time.
