@@ -58,7 +58,11 @@ const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'referrer-policy': 'no-referrer',
 });
 
-/** What a route may need: any role of the account, member or admin, admin, or root. */
+/**
+ * What a route may need: read (any role of the account), write (member or admin: training data,
+ * spam submissions), manage (admin: API keys, users, the account's name), root (accounts, plans,
+ * hostnames, settings, the live log). As in ALTCHA's console, keys are the account admin's.
+ */
 type Need = 'read' | 'write' | 'manage' | 'root';
 
 interface Principal {
@@ -409,7 +413,7 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
     const p = self(c);
     const b = body(c);
     only(b, ['accountId', 'name', 'hostnames', 'plan', 'challengePolicy', 'rateLimit']);
-    const account = await ownAccount(c, text(b, 'accountId', { max: 64, optional: true }), 'write');
+    const account = await ownAccount(c, text(b, 'accountId', { max: 64, optional: true }), 'manage');
     const plan = text(b, 'plan', { max: 64, optional: true });
     // A plan other than the default is the operator's choice (plans are what accounts pay for).
     if (plan !== undefined) require(p, 'root', null);
@@ -429,7 +433,7 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
   };
   add('GET', '/keys/:id', async (c) => reply(keyView(await keyFor(c, 'read'))));
   add('PATCH', '/keys/:id', async (c) => {
-    const key = await keyFor(c, 'write');
+    const key = await keyFor(c, 'manage');
     const b = body(c);
     only(b, ['name', 'hostnames', 'plan', 'challengePolicy', 'rateLimit']);
     const plan = text(b, 'plan', { max: 64, optional: true });
@@ -443,12 +447,12 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
     })));
   });
   add('POST', '/keys/:id/revoke', async (c) => {
-    const key = await keyFor(c, 'write');
+    const key = await keyFor(c, 'manage');
     await revokeKey(c.admin, key.id);
     return reply(keyView(await getKey(c.admin, key.id)));
   });
   add('POST', '/keys/:id/rotate', async (c) => {
-    const key = await keyFor(c, 'write');
+    const key = await keyFor(c, 'manage');
     const secret = await rotateKey(c.admin, key.id);
     return reply({ ...keyView(await getKey(c.admin, key.id)), secret });
   });
