@@ -10,6 +10,19 @@ export class ApiError extends Error {
   }
 }
 
+/** Messages for answers that carry only a code. */
+const MESSAGES: Record<string, string> = {
+  LOGIN_FAILED: 'Wrong username or password.',
+  RATE_LIMITED: 'Too many attempts: wait a while and try again.',
+  SESSION_REQUIRED: 'Your session has ended: log in again.',
+  FORBIDDEN: 'Your role may not do this.',
+  CSRF_INVALID: 'The request was refused (CSRF): reload the page.',
+  LOGIN_DISABLED: 'Password login is disabled on this service.',
+  ADMIN_IP_FORBIDDEN: 'The console is not available from this address.',
+  NOT_FOUND: 'Not found.',
+  INVALID_PARAMETER: 'A value is not valid.',
+};
+
 let csrf: string | null = null;
 export const setCsrf = (token: string | null) => { csrf = token; };
 
@@ -28,7 +41,8 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   let data: any = null;
   try { data = text === '' ? null : JSON.parse(text); } catch { data = { error: 'BAD_RESPONSE', message: text.slice(0, 200) }; }
   if (!res.ok) {
-    const err = new ApiError(res.status, data?.error ?? 'ERROR', data?.message ?? data?.error ?? `HTTP ${res.status}`);
+    const code = String(data?.error ?? 'ERROR');
+    const err = new ApiError(res.status, code, data?.message ?? MESSAGES[code] ?? `${code} (HTTP ${res.status})`);
     if (res.status === 401 && data?.error === 'SESSION_REQUIRED' && path !== '/me') onSessionLost();
     throw err;
   }

@@ -51,7 +51,7 @@ function App() {
     const onHash = () => setPage(pageOf());
     addEventListener('hashchange', onHash);
     whenSessionLost(() => setMe(null));
-    api<Me>('GET', '/me').then(setMe, () => setMe(null));
+    api<Me | { user: null }>('GET', '/session').then((s) => setMe(s.user === null ? null : s as Me), () => setMe(null));
     return () => removeEventListener('hashchange', onHash);
   }, []);
   useEffect(() => {

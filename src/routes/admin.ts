@@ -276,6 +276,18 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
 
   add('GET', '/me', async (c) => reply(await me(self(c).user, self(c).claims.csrf)), { beforePasswordChange: true });
 
+  // The console's first question: 200 either way ({user: null} without a valid session), so that a
+  // visitor who is not logged in sees no failed request.
+  add('GET', '/session', async (c) => {
+    try {
+      const p = await principal(c.req);
+      return reply(await me(p.user, p.claims.csrf));
+    } catch (err) {
+      if (isPalisadeError(err) && err.code === 'SESSION_REQUIRED') return reply({ user: null, account: null, csrfToken: null });
+      throw err;
+    }
+  }, { public: true });
+
   add('POST', '/me/password', async (c) => {
     const p = self(c);
     const b = body(c);

@@ -233,6 +233,17 @@ test('every route: anonymous callers get 401, each role what it may', async () =
   }
 });
 
+test('GET /session: 200 with or without a session', async () => {
+  const anon = await new Client('anon').call('GET', '/session');
+  assert.deepEqual([anon.status, anon.body], [200, { user: null, account: null, csrfToken: null }]);
+  const forged = new Client('forged');
+  forged.cookie = 'palisade_session=not.a.jwt';
+  assert.equal((await forged.call('GET', '/session')).body.user, null);
+  const mine = await users.aRo.call('GET', '/session');
+  assert.deepEqual([mine.status, mine.body.user.username, mine.body.account.id], [200, 'aro', accountA]);
+  assertError(await new Client('o').call('GET', '/session', undefined, { headers: { 'x-forwarded-for': '203.0.113.9' } }), 403, 'ADMIN_IP_FORBIDDEN');
+});
+
 test('what each role sees: lists are filtered to the account; a created key shows its secret once', async () => {
   const seenByB = (await users.bAdmin.call('GET', '/accounts')).body as { id: string }[];
   assert.deepEqual(seenByB.map((a) => a.id), [accountB]);

@@ -1,22 +1,32 @@
 // Login (with the one-time code when the user turned TOTP on) and the password change, forced at
 // a first login and offered in the settings.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Me } from '../api.js';
 import { ErrorLine } from '../ui.js';
 
+/** Focuses the form's first field when the page appears (autofocus works once per document only). */
+function useFirstField(active = true) {
+  const ref = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    if (active) ref.current?.querySelector<HTMLInputElement>('input:not([hidden]):not([readonly])')?.focus();
+  }, []);
+  return ref;
+}
+
 export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
+  const form = useFirstField();
   const [error, setError] = useState<unknown>(null);
   const [needTotp, setNeedTotp] = useState(false);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const form = new FormData(e.target as HTMLFormElement);
+    const data = new FormData(e.target as HTMLFormElement);
     setBusy(true);
     setError(null);
     try {
       onLogin(await api<Me>('POST', '/login', {
-        username: String(form.get('username')), password: String(form.get('password')),
-        ...(needTotp ? { totp: String(form.get('totp') ?? '') } : {}),
+        username: String(data.get('username')), password: String(data.get('password')),
+        ...(needTotp ? { totp: String(data.get('totp') ?? '') } : {}),
       }));
     } catch (err) {
       if (err instanceof ApiError && err.code === 'TOTP_REQUIRED') setNeedTotp(true);
@@ -27,9 +37,9 @@ export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
   };
   return (
     <main class="center">
-      <form class="card narrow" onSubmit={submit} aria-labelledby="login-title">
+      <form class="card narrow" onSubmit={submit} aria-labelledby="login-title" ref={form}>
         <h1 id="login-title">Palisade console</h1>
-        <label>Username<input name="username" autoComplete="username" required autoFocus /></label>
+        <label>Username<input name="username" autoComplete="username" required /></label>
         <label>Password<input name="password" type="password" autoComplete="current-password" required /></label>
         {needTotp && <label>One-time code<input name="totp" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" required autoFocus /></label>}
         <ErrorLine error={error} />
@@ -40,6 +50,7 @@ export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
 }
 
 export function PasswordPage({ me, forced, onDone }: { me: Me; forced?: boolean; onDone: (me: Me) => void }) {
+  const ref = useFirstField(forced === true);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
   const submit = async (e: Event) => {
@@ -58,10 +69,11 @@ export function PasswordPage({ me, forced, onDone }: { me: Me; forced?: boolean;
     }
   };
   const body = (
-    <form class={forced ? 'card narrow' : 'card'} onSubmit={submit} aria-labelledby="password-title">
+    <form class={forced ? 'card narrow' : 'card'} onSubmit={submit} aria-labelledby="password-title" ref={ref}>
       <h1 id="password-title">{forced ? 'Choose a new password' : 'Change password'}</h1>
+      <input type="text" name="username" autoComplete="username" value={me.user.username} hidden readOnly />
       {forced && <p>This is the first login of <strong>{me.user.username}</strong>: its password must be changed before anything else.</p>}
-      <label>Current password<input name="currentPassword" type="password" autoComplete="current-password" required autoFocus={forced} /></label>
+      <label>Current password<input name="currentPassword" type="password" autoComplete="current-password" required /></label>
       <label>New password<input name="newPassword" type="password" autoComplete="new-password" required /></label>
       <label>New password again<input name="repeat" type="password" autoComplete="new-password" required /></label>
       <ErrorLine error={error} />
