@@ -1,0 +1,53 @@
+// The admin area's first start without DEFAULT_ROOT_PASSWORD: the generated root password is
+// written to the log once (and not again at the next start); a session lives JWT_TTL; a restart with
+// PASSWORD_LOGIN_ENABLED=0 refuses every login.
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { test } from 'node:test';
+import { newDataDir, startService } from '../helpers/service.js';
+
+const login = (url: string, password: string) => fetch(`${url}/api/admin/login`, {
+  method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password }),
+});
+
+test('generated root password, JWT_TTL, PASSWORD_LOGIN_ENABLED=0', async () => {
+  const dataDir = await newDataDir();
+  try {
+    const svc = await startService({ dataDir, env: { WORKERS: '0', JWT_TTL: '2s' } });
+    let password: string;
+    try {
+      const line = await svc.waitForOutput(/generated first password is/);
+      password = /generated first password is (\S+) /.exec(line)![1]!;
+      assert.match(password, /^[A-Za-z0-9_-]{24}$/);
+      assert.equal(svc.output.filter((l) => l.includes(password)).length, 1, 'written once');
+      assertWrong(await login(svc.url, `${password}x`));
+      const res = await login(svc.url, password);
+      assert.equal(res.status, 200);
+      const body = await res.json() as { user: { mustChangePassword: boolean } };
+      assert.equal(body.user.mustChangePassword, true);
+      const cookie = res.headers.get('set-cookie')!;
+      assert.match(cookie, /Max-Age=2;/);
+      const session = cookie.split(';')[0]!;
+      assert.equal((await fetch(`${svc.url}/api/admin/me`, { headers: { cookie: session } })).status, 200);
+      await new Promise((r) => setTimeout(r, 3100));
+      const expired = await fetch(`${svc.url}/api/admin/me`, { headers: { cookie: session } });
+      assert.deepEqual([expired.status, await expired.json()], [401, { error: 'SESSION_REQUIRED', statusCode: 401 }]);
+    } finally {
+      await svc.stop();
+    }
+    const again = await startService({ dataDir, env: { WORKERS: '0', PASSWORD_LOGIN_ENABLED: '0' } });
+    try {
+      const refused = await login(again.url, password);
+      assert.deepEqual([refused.status, await refused.json()], [403, { error: 'LOGIN_DISABLED', statusCode: 403 }]);
+      assert.equal(again.output.some((l) => l.includes('root user created')), false, 'root is created once');
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+function assertWrong(res: Response): void {
+  assert.equal(res.status, 401);
+}
