@@ -13,9 +13,11 @@ export function TimeChart({ title, times, series, bars }: { title: string; times
     const dark = document.documentElement.dataset.theme === 'dark' || (document.documentElement.dataset.theme !== 'light' && matchMedia('(prefers-color-scheme: dark)').matches);
     const axisColor = dark ? '#c9d1d9' : '#24292f';
     const grid = { stroke: dark ? '#30363d' : '#d0d7de', width: 1 };
+    const step = times.length > 1 ? (times[1]! - times[0]!) / 1000 : 3600;
     const plot = new uPlot({
       width: width(), height: 220, title,
-      scales: { x: { time: true } },
+      // Bars are centred on their bucket: half a bucket of room at each end keeps the last one whole.
+      scales: { x: bars ? { time: true, range: (_u, min, max) => [min - step / 2, max + step / 2] } : { time: true } },
       axes: [{ stroke: axisColor, grid }, { stroke: axisColor, grid }],
       series: [{}, ...series.map((s) => ({
         label: s.label, stroke: s.color, width: 2, fill: bars ? `${s.color}55` : undefined,

@@ -14,6 +14,7 @@ import type { Router } from '../http/router.js';
 import type { Reply, RequestContext } from '../http/types.js';
 import type { KeySecrets } from '../keys/secrets.js';
 import type { Logger } from '../log.js';
+import { threatsStatus } from '../intel/threats-status.js';
 import { ipMatches, type RateRule } from '../parse.js';
 import { ipKey } from '../store/limit-key.js';
 import type { StateStore } from '../store/state-store.js';
@@ -580,6 +581,12 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
     only(b, ['group', 'threshold', 'weight']);
     const example = await promoteSubmission(c.admin, s, { group: text(b, 'group', { max: 64, optional: true }), threshold: num(b, 'threshold'), weight: num(b, 'weight') });
     return reply(trainingView(example), 201);
+  });
+
+  // --- threat sources (root): what `npm run cli -- threats status` prints (docs/threats.md)
+  add('GET', '/threats', async (c) => {
+    require(self(c), 'root', null);
+    return reply(threatsStatus(config).data);
   });
 
   // --- the effective configuration (root)

@@ -215,14 +215,37 @@ const ROWS: Row[] = [
   { what: 'spam submissions of A', prepare: async () => ({ method: 'GET', path: `/submissions?accountId=${accountA}` }), expect: READ_A },
   { what: 'promote a submission of A', prepare: async () => ({ method: 'POST', path: `/submissions/${await newSubmissionA()}/promote`, body: { group: 'pharmacy' } }), expect: [201, 201, 201, 403, 404] },
   { what: 'settings', prepare: async () => ({ method: 'GET', path: '/settings' }), expect: ROOT_ONLY },
+  { what: 'threat sources', prepare: async () => ({ method: 'GET', path: '/threats' }), expect: ROOT_ONLY },
   { what: 'TOTP setup', prepare: async () => ({ method: 'POST', path: '/me/totp/setup' }), expect: EVERYONE },
 ];
 
-test('every route: anonymous callers get 401, each role what it may', async () => {
+/** Clients holding root's id in tokens that must not pass: expired, signed with another secret, unsigned. */
+async function forgedClients(): Promise<Client[]> {
+  const me = (await root.call('GET', '/me')).body.user.id as string;
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { sv: 1, csrf: root.csrf! };
+  const sign = (secret: string, exp: number) => new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject(me)
+    .setIssuer('palisade-test').setIssuedAt(now - 100).setExpirationTime(exp).sign(new TextEncoder().encode(secret));
+  const tokens: [string, string][] = [
+    ['expired JWT', await sign(JWT_SECRET, now - 1)],
+    ['JWT of another secret', await sign('another-secret-of-enough-length-000', now + 3600)],
+    ['alg none', new UnsecuredJWT(claims).setSubject(me).setIssuer('palisade-test').setIssuedAt(now).setExpirationTime(now + 3600).encode()],
+  ];
+  return tokens.map(([what, token]) => {
+    const c = new Client(what);
+    c.cookie = `palisade_session=${token}`;
+    c.csrf = root.csrf;
+    return c;
+  });
+}
+
+test('every route: anonymous callers and forged sessions get 401, each role what it may', async () => {
   const anon = new Client('anon');
+  const forged = await forgedClients();
   for (const row of ROWS) {
     const { method, path, body } = await row.prepare();
     assertError(await anon.call(method, path, body), 401, 'SESSION_REQUIRED', `anonymous ${row.what}`);
+    for (const f of forged) assertError(await f.call(method, path, body), 401, 'SESSION_REQUIRED', `${f.name}: ${row.what}`);
     for (const [i, name] of CALLERS.entries()) {
       const call = await row.prepare();
       const r = await client(name).call(call.method, call.path, call.body);

@@ -44,6 +44,31 @@ function TwoFactor({ me, onChange }: { me: Me; onChange: (me: Me) => void }) {
   );
 }
 
+interface Source { name: string; kind: string; url: string; entries: number; lastUpdate: string | null; nextRun: string | null; lastError: { message?: string } | null }
+
+function ThreatSources() {
+  const [report, setReport] = useState<{ enabled: boolean; sources: Source[] } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => { api('GET', '/threats').then(setReport, setError); }, []);
+  return (
+    <div class="card">
+      <h2>Threat sources</h2>
+      <ErrorLine error={error} />
+      {report && !report.enabled && <p>Threat lists are off (THREATS_ENABLED=0).</p>}
+      {report && report.enabled && (
+        <div class="table-wrap"><table>
+          <thead><tr><th scope="col">Source</th><th scope="col">Kind</th><th scope="col">Entries</th><th scope="col">Last update</th><th scope="col">Next run</th><th scope="col">Last error</th></tr></thead>
+          <tbody>{report.sources.map((s) => (
+            <tr key={s.name}><td title={s.url}>{s.name}</td><td>{s.kind}</td><td>{s.entries}</td><td>{s.lastUpdate ? new Date(s.lastUpdate).toLocaleString() : 'never'}</td>
+              <td>{s.nextRun ? new Date(s.nextRun).toLocaleString() : '—'}</td><td>{s.lastError ? String(s.lastError.message ?? JSON.stringify(s.lastError)) : ''}</td></tr>
+          ))}
+            {report.sources.length === 0 && <tr><td colSpan={6}>No source configured.</td></tr>}</tbody>
+        </table></div>
+      )}
+    </div>
+  );
+}
+
 export function SettingsPage({ me, onChange }: { me: Me; onChange: (me: Me) => void }) {
   const [config, setConfig] = useState<{ version: string; variables: Record<string, unknown> } | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -56,6 +81,7 @@ export function SettingsPage({ me, onChange }: { me: Me; onChange: (me: Me) => v
         <PasswordPage me={me} onDone={onChange} />
         <TwoFactor me={me} onChange={onChange} />
       </div>
+      {me.user.isRoot && <ThreatSources />}
       {me.user.isRoot && (
         <div class="card">
           <h2>Effective configuration {config && <small>(version {config.version})</small>}</h2>
