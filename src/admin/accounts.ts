@@ -5,7 +5,7 @@ import {
   type Account, createAccount as insertAccount, findAccount, listAccounts, renameAccount as renameRow, setAccountActive,
 } from '../db/accounts.js';
 import { isUniqueViolation } from '../db/client.js';
-import { type AdminContext, audit, conflict, invalid, notFound } from './context.js';
+import { type AdminContext, audit, conflict, invalid, notFound, transaction } from './context.js';
 
 export function accountView(a: Account) {
   return { id: a.id, name: a.name, isDefault: a.isDefault, generated: a.generated, active: a.active, createdAt: a.createdAt.toISOString() };
@@ -29,9 +29,11 @@ function checkedName(name: string): string {
 export async function createAccount(ctx: AdminContext, name: string): Promise<Account> {
   const checked = checkedName(name);
   try {
-    const account = await insertAccount(ctx.sql, checked);
-    await audit(ctx, 'account.create', account.id, account.id, { name: checked });
-    return account;
+    return await transaction(ctx, async (tx) => {
+      const account = await insertAccount(tx, checked);
+      await audit(ctx, tx, 'account.create', account.id, account.id, { name: checked });
+      return account;
+    });
   } catch (err) {
     if (isUniqueViolation(err)) conflict(`an account named "${checked}" exists`);
     throw err;
@@ -42,12 +44,14 @@ export async function renameAccount(ctx: AdminContext, id: string, name: string)
   const checked = checkedName(name);
   const before = await getAccount(ctx, id);
   try {
-    await renameRow(ctx.sql, before.id, checked);
+    await transaction(ctx, async (tx) => {
+      await renameRow(tx, before.id, checked);
+      await audit(ctx, tx, 'account.rename', before.id, before.id, { from: before.name, to: checked });
+    });
   } catch (err) {
     if (isUniqueViolation(err)) conflict(`an account named "${checked}" exists`);
     throw err;
   }
-  await audit(ctx, 'account.rename', before.id, before.id, { from: before.name, to: checked });
   return getAccount(ctx, before.id);
 }
 
@@ -55,7 +59,9 @@ export async function renameAccount(ctx: AdminContext, id: string, name: string)
 export async function setAccountStatus(ctx: AdminContext, id: string, active: boolean): Promise<Account> {
   const account = await getAccount(ctx, id);
   if (!active && account.isDefault) invalid('the default account cannot be deactivated');
-  await setAccountActive(ctx.sql, account.id, active);
-  await audit(ctx, active ? 'account.activate' : 'account.deactivate', account.id, account.id);
+  await transaction(ctx, async (tx) => {
+    await setAccountActive(tx, account.id, active);
+    await audit(ctx, tx, active ? 'account.activate' : 'account.deactivate', account.id, account.id);
+  });
   return getAccount(ctx, account.id);
 }

@@ -3,7 +3,7 @@
 // (src/routes/admin.ts) and the CLI (src/cli/) call the same functions: authorisation is the
 // caller's (the API checks roles before calling; the CLI is the operator), validation and the audit
 // log are here.
-import type { Sql } from '../db/client.js';
+import type { Queryable, Sql } from '../db/client.js';
 import { insertAudit } from '../db/audit-log.js';
 import type { KeySecrets } from '../keys/secrets.js';
 
@@ -44,10 +44,18 @@ export const invalid = (message: string): never => { throw new AdminError('INVAL
 export const notFound = (message: string): never => { throw new AdminError('NOT_FOUND', message); };
 export const conflict = (message: string): never => { throw new AdminError('CONFLICT', message); };
 
-/** Writes one audit entry for a change made by `ctx.actor`. */
-export async function audit(ctx: AdminContext, action: string, target: string | null, accountId: string | null,
+/**
+ * Writes one audit entry for a change made by `ctx.actor`, through `q`: the change's own transaction,
+ * so that a change is never without its entry nor an entry without its change.
+ */
+export async function audit(ctx: AdminContext, q: Queryable, action: string, target: string | null, accountId: string | null,
   detail: Readonly<Record<string, unknown>> = {}): Promise<void> {
-  await insertAudit(ctx.sql, { actor: ctx.actor.name, ip: ctx.actor.ip, action, target, accountId, detail });
+  await insertAudit(q, { actor: ctx.actor.name, ip: ctx.actor.ip, action, target, accountId, detail });
+}
+
+/** Runs `fn` in one transaction. */
+export function transaction<T>(ctx: AdminContext, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return ctx.sql.begin((tx) => fn(tx)) as Promise<T>;
 }
 
 /**

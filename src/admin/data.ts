@@ -7,7 +7,7 @@ import { getSpamSubmission, listSpamSubmissions, type SpamSubmission } from '../
 import { addTrainingExample, listTrainingData, removeTrainingExample, type TrainingExample } from '../db/training-data.js';
 import { accountRequests, keyUsage } from '../db/usage.js';
 import { createMonthClock, isMonth } from '../usage/month.js';
-import { type AdminContext, audit, invalid, notFound } from './context.js';
+import { type AdminContext, audit, invalid, notFound, transaction } from './context.js';
 
 export function currentMonth(ctx: AdminContext): string {
   return createMonthClock(ctx.settings.TZ || undefined)();
@@ -79,20 +79,25 @@ export async function listTraining(ctx: AdminContext, accountId: string, group?:
 }
 
 export async function addTraining(ctx: AdminContext, input: { accountId: string; text: string; group?: string; threshold?: number; weight?: number; source?: string }): Promise<TrainingExample> {
-  let example: TrainingExample;
   try {
-    example = await addTrainingExample(ctx.sql, { ...input, source: input.source ?? ctx.actor.name });
+    return await transaction(ctx, async (tx) => {
+      const example = await addTrainingExample(tx, { ...input, source: input.source ?? ctx.actor.name });
+      await audit(ctx, tx, 'training.add', example.id, example.accountId, { group: example.group, source: example.source });
+      return example;
+    });
   } catch (err) {
     if (err instanceof RangeError) return invalid(err.message);
     throw err;
   }
-  await audit(ctx, 'training.add', example.id, example.accountId, { group: example.group });
-  return example;
 }
 
 export async function removeTraining(ctx: AdminContext, accountId: string, id: string, accountName: string): Promise<void> {
-  if (!(await removeTrainingExample(ctx.sql, accountId, id))) notFound(`no training example ${id.slice(0, 64)} in account ${accountName}`);
-  await audit(ctx, 'training.remove', id, accountId);
+  const removed = await transaction(ctx, async (tx) => {
+    const done = await removeTrainingExample(tx, accountId, id);
+    if (done) await audit(ctx, tx, 'training.remove', id, accountId);
+    return done;
+  });
+  if (!removed) notFound(`no training example ${id.slice(0, 64)} in account ${accountName}`);
 }
 
 export function submissionView(s: SpamSubmission) {

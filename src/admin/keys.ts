@@ -76,8 +76,9 @@ export async function createKey(ctx: AdminContext, input: KeyInput): Promise<{ k
   const { key, secret } = await refusals(() => createApiKey(ctx.sql, ctx.secrets, {
     accountId: input.accountId, hostnames: input.hostnames, ...(plan ? { plan } : {}),
     ...(input.name ? { name: input.name } : {}), challengePolicy, rateLimit,
-  }, ctx.actor.name));
-  await audit(ctx, 'key.create', key.id, key.accountId, { hostnames: key.hostnames, plan: key.planId, name: key.name, rateLimit });
+  }, ctx.actor.name, (tx, id) => audit(ctx, tx, 'key.create', id, input.accountId, {
+    hostnames: input.hostnames, plan: plan ?? null, name: input.name ?? null, rateLimit,
+  })));
   return { key: await getKey(ctx, key.id), secret };
 }
 
@@ -100,38 +101,34 @@ export async function updateKey(ctx: AdminContext, id: string, patch: KeyPatch):
     ...(patch.challengePolicy !== undefined ? { challengePolicy: checkedPolicy(ctx, patch.challengePolicy) } : {}),
     ...(patch.rateLimit !== undefined ? { rateLimit: checkedRateLimit(patch.rateLimit) } : {}),
   };
-  await refusals(() => updateApiKey(ctx.sql, key.id, changes, ctx.actor.name));
-  await audit(ctx, 'key.update', key.id, key.accountId, changes);
+  await refusals(() => updateApiKey(ctx.sql, key.id, changes, ctx.actor.name, (tx) => audit(ctx, tx, 'key.update', key.id, key.accountId, changes)));
   return getKey(ctx, key.id);
 }
 
 export async function revokeKey(ctx: AdminContext, id: string): Promise<void> {
   const key = isKeyId(id) ? await findApiKey(ctx.sql, id) : null;
-  if (key === null || !(await revokeApiKey(ctx.sql, key.id, ctx.actor.name))) notFound(`no enabled key ${id.slice(0, 64)}`);
-  await audit(ctx, 'key.revoke', id, key!.accountId);
+  const done = key !== null && await revokeApiKey(ctx.sql, key.id, ctx.actor.name, (tx) => audit(ctx, tx, 'key.revoke', key.id, key.accountId));
+  if (!done) notFound(`no enabled key ${id.slice(0, 64)}`);
 }
 
 /** The new secret (shown once); the old one stops working within CACHE_DURATION_API_KEYS. */
 export async function rotateKey(ctx: AdminContext, id: string): Promise<string> {
   const key = isKeyId(id) ? await findApiKey(ctx.sql, id) : null;
-  const secret = key === null ? null : await rotateApiKeySecret(ctx.sql, ctx.secrets, key.id, ctx.actor.name);
+  const secret = key === null ? null
+    : await rotateApiKeySecret(ctx.sql, ctx.secrets, key.id, ctx.actor.name, (tx) => audit(ctx, tx, 'key.rotate', key.id, key.accountId));
   if (secret === null) return notFound(`no enabled key ${id.slice(0, 64)}`);
-  await audit(ctx, 'key.rotate', id, key!.accountId);
   return secret;
 }
 
 export async function releaseKeyHostname(ctx: AdminContext, hostname: string): Promise<Released> {
-  const r = await refusals(() => releaseHostname(ctx.sql, hostname, ctx.actor.name));
-  await audit(ctx, 'hostname.release', r.hostname, null, { revoked: r.revoked, cleared: r.cleared });
-  return r;
+  return refusals(() => releaseHostname(ctx.sql, hostname, ctx.actor.name,
+    (tx, r) => audit(ctx, tx, 'hostname.release', r.hostname, null, { revoked: r.revoked, cleared: r.cleared })));
 }
 
 export async function reassignKeyHostname(ctx: AdminContext, hostname: string, keyId: string): Promise<Reassigned> {
   if (!isKeyId(keyId)) invalid(`"${keyId.slice(0, 64)}" is not a key id`);
-  const r = await refusals(() => reassignHostname(ctx.sql, hostname, keyId, ctx.actor.name));
-  const key = await findApiKey(ctx.sql, keyId);
-  await audit(ctx, 'hostname.reassign', r.hostname, key?.accountId ?? null, { apiKey: keyId, revoked: r.revoked, cleared: r.cleared });
-  return r;
+  return refusals(() => reassignHostname(ctx.sql, hostname, keyId, ctx.actor.name,
+    (tx, r, accountId) => audit(ctx, tx, 'hostname.reassign', r.hostname, accountId, { apiKey: keyId, revoked: r.revoked, cleared: r.cleared })));
 }
 
 export async function keyHistory(ctx: AdminContext, id: string) {

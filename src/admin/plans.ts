@@ -1,6 +1,6 @@
 // Plans: a monthly request limit per account (null = unlimited).
 import { listPlans, PLAN_NAME, type Plan, setPlan as upsertPlan } from '../db/plans.js';
-import { type AdminContext, audit, invalid } from './context.js';
+import { type AdminContext, audit, invalid, transaction } from './context.js';
 
 export async function listAllPlans(ctx: AdminContext): Promise<Plan[]> {
   return listPlans(ctx.sql);
@@ -12,7 +12,9 @@ export async function setPlan(ctx: AdminContext, name: string, requestLimit: num
   if (requestLimit !== null && (!Number.isSafeInteger(requestLimit) || requestLimit < 0)) {
     invalid('requestLimit is a non-negative integer or null (unlimited)');
   }
-  const plan = await upsertPlan(ctx.sql, name, requestLimit);
-  await audit(ctx, 'plan.set', name, null, { requestLimit });
-  return plan;
+  return transaction(ctx, async (tx) => {
+    const plan = await upsertPlan(tx, name, requestLimit);
+    await audit(ctx, tx, 'plan.set', name, null, { requestLimit });
+    return plan;
+  });
 }

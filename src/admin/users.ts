@@ -6,7 +6,7 @@ import {
   deleteUser as deleteRow, findUserById, insertUser, listUsers as listRows, type Role, ROLES, updateUser as updateRow, type User, USERNAME,
 } from '../db/users.js';
 import { hashPassword, PASSWORD_MAX_LENGTH } from './auth/passwords.js';
-import { type AdminContext, audit, conflict, invalid, notFound } from './context.js';
+import { type AdminContext, audit, conflict, invalid, notFound, transaction } from './context.js';
 
 /** A user as the API shows it (never the hash nor the TOTP secret). */
 export function userView(u: User) {
@@ -42,12 +42,13 @@ export async function createUser(ctx: AdminContext, input: { username: string; p
   if (!USERNAME.test(username)) invalid('username is 1-64 of a-z 0-9 _ . @ - starting with a letter or digit');
   const role = checkRole(input.role);
   checkPassword(ctx, input.password);
+  const passwordHash = await hashPassword(input.password);
   try {
-    const user = await insertUser(ctx.sql, {
-      username, passwordHash: await hashPassword(input.password), accountId: input.accountId, role, mustChangePassword: true,
+    return await transaction(ctx, async (tx) => {
+      const user = await insertUser(tx, { username, passwordHash, accountId: input.accountId, role, mustChangePassword: true });
+      await audit(ctx, tx, 'user.create', user.id, user.accountId, { username, role });
+      return user;
     });
-    await audit(ctx, 'user.create', user.id, user.accountId, { username, role });
-    return user;
   } catch (err) {
     if (isUniqueViolation(err)) conflict(`a user named "${username}" exists`);
     throw err;
@@ -59,11 +60,13 @@ export async function updateUser(ctx: AdminContext, id: string, patch: { role?: 
   const user = await getUser(ctx, id);
   if (user.isRoot) invalid('the root user has no role and cannot be disabled');
   const role = patch.role === undefined ? undefined : checkRole(patch.role);
-  await updateRow(ctx.sql, user.id, {
-    ...(role !== undefined ? { role } : {}), ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
-    endSessions: patch.disabled === true || (role !== undefined && role !== user.role),
+  await transaction(ctx, async (tx) => {
+    await updateRow(tx, user.id, {
+      ...(role !== undefined ? { role } : {}), ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}),
+      endSessions: patch.disabled === true || (role !== undefined && role !== user.role),
+    });
+    await audit(ctx, tx, 'user.update', user.id, user.accountId, { ...(role ? { role } : {}), ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}) });
   });
-  await audit(ctx, 'user.update', user.id, user.accountId, { ...(role ? { role } : {}), ...(patch.disabled !== undefined ? { disabled: patch.disabled } : {}) });
   return getUser(ctx, user.id);
 }
 
@@ -71,20 +74,28 @@ export async function updateUser(ctx: AdminContext, id: string, patch: { role?: 
 export async function resetPassword(ctx: AdminContext, id: string, password: string): Promise<void> {
   const user = await getUser(ctx, id);
   checkPassword(ctx, password);
-  await updateRow(ctx.sql, user.id, { passwordHash: await hashPassword(password), mustChangePassword: true, endSessions: true });
-  await audit(ctx, 'user.reset-password', user.id, user.accountId);
+  const passwordHash = await hashPassword(password);
+  await transaction(ctx, async (tx) => {
+    await updateRow(tx, user.id, { passwordHash, mustChangePassword: true, endSessions: true });
+    await audit(ctx, tx, 'user.reset-password', user.id, user.accountId);
+  });
 }
 
 export async function deleteUser(ctx: AdminContext, id: string): Promise<void> {
   const user = await getUser(ctx, id);
   if (user.isRoot) invalid('the root user cannot be deleted');
-  await deleteRow(ctx.sql, user.id);
-  await audit(ctx, 'user.delete', user.id, user.accountId, { username: user.username });
+  await transaction(ctx, async (tx) => {
+    await deleteRow(tx, user.id);
+    await audit(ctx, tx, 'user.delete', user.id, user.accountId, { username: user.username });
+  });
 }
 
 /** The user's own new password: every session ends (the caller issues a new one). */
 export async function changeOwnPassword(ctx: AdminContext, user: User, password: string): Promise<void> {
   checkPassword(ctx, password);
-  await updateRow(ctx.sql, user.id, { passwordHash: await hashPassword(password), mustChangePassword: false, endSessions: true });
-  await audit(ctx, 'user.change-password', user.id, user.accountId);
+  const passwordHash = await hashPassword(password);
+  await transaction(ctx, async (tx) => {
+    await updateRow(tx, user.id, { passwordHash, mustChangePassword: false, endSessions: true });
+    await audit(ctx, tx, 'user.change-password', user.id, user.accountId);
+  });
 }

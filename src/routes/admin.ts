@@ -208,10 +208,14 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
     return { user: userView(user), account: account === null ? null : accountView(account), csrfToken: csrf };
   };
 
-  /** 429 when `rule` is past its limit for `key`; `count` adds this attempt. */
+  /**
+   * 429 when `rule` is past its limit for `key`. Failed attempts are counted (`count`); an attempt
+   * refused here is counted too, which starts the rule's block (a peek alone never would).
+   */
   const loginLimit = async (rule: RateRule | null, key: string, count: boolean) => {
     if (rule === null) return;
-    const r = count ? await store.hit(key, rule) : await store.peek(key, rule);
+    let r = count ? await store.hit(key, rule) : await store.peek(key, rule);
+    if (!r.allowed && !count) r = await store.hit(key, rule);
     if (!r.allowed) throw new PalisadeError('RATE_LIMITED', undefined, retryAfterSeconds(r, Date.now()));
   };
 
@@ -263,15 +267,17 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
       }
     }
     await touchUserLogin(sql, user.id);
-    await audit(adminOf(c.req, user), 'user.login', user.id, user.accountId);
+    await audit(adminOf(c.req, user), sql, 'user.login', user.id, user.accountId);
     const { cookie, claims } = await newSession(c.req, user);
     return reply(await me(user, claims.csrf), 200, { 'set-cookie': cookie });
   }, { public: true });
 
   add('POST', '/logout', async (c) => {
     const p = self(c);
-    await updateUserRow(sql, p.user.id, { endSessions: true });
-    await audit(c.admin, 'user.logout', p.user.id, p.user.accountId);
+    await sql.begin(async (tx) => {
+      await updateUserRow(tx, p.user.id, { endSessions: true });
+      await audit(c.admin, tx, 'user.logout', p.user.id, p.user.accountId);
+    });
     return reply({ loggedOut: true }, 200, { 'set-cookie': clearedSessionCookie({ path: cookiePath, secure: secure(c.req) }) });
   }, { beforePasswordChange: true });
 
@@ -321,13 +327,14 @@ export function registerAdminRoutes(router: Router, deps: AdminDeps): void {
     if (enabled) {
       if (p.user.totpSecret === null) throw new PalisadeError('INVALID_PARAMETER', 'Call POST /api/admin/me/totp/setup first.');
       if (!totpValid(p.user.totpSecret, b.code)) throw new PalisadeError('INVALID_PARAMETER', 'code is not a valid one-time code of the secret.');
-      await updateUserRow(sql, p.user.id, { totpEnabled: true });
     } else {
       const password = text(b, 'password', { max: PASSWORD_MAX_LENGTH });
       if (!(await verifyPassword(p.user.passwordHash, password))) throw new PalisadeError('LOGIN_FAILED', 'The password is wrong.');
-      await updateUserRow(sql, p.user.id, { totpEnabled: false, totpSecret: null });
     }
-    await audit(c.admin, enabled ? 'user.totp-on' : 'user.totp-off', p.user.id, p.user.accountId);
+    await sql.begin(async (tx) => {
+      await updateUserRow(tx, p.user.id, enabled ? { totpEnabled: true } : { totpEnabled: false, totpSecret: null });
+      await audit(c.admin, tx, enabled ? 'user.totp-on' : 'user.totp-off', p.user.id, p.user.accountId);
+    });
     return reply({ totpEnabled: enabled });
   });
 

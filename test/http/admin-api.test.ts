@@ -267,6 +267,21 @@ test('GET /session: 200 with or without a session', async () => {
   assertError(await new Client('o').call('GET', '/session', undefined, { headers: { 'x-forwarded-for': '203.0.113.9' } }), 403, 'ADMIN_IP_FORBIDDEN');
 });
 
+test('the audit log holds every kind of write: who, what, when, from where', async () => {
+  const items = (await root.call('GET', '/audit?limit=1000')).body.items as { action: string; actor: string; ip: string | null; accountId: string | null; time: string }[];
+  const actions = new Set(items.map((e) => e.action));
+  for (const a of [
+    'user.create', 'user.login', 'user.change-password', 'account.create', 'account.rename', 'account.activate', 'user.update',
+    'user.reset-password', 'user.delete', 'key.create', 'key.update', 'key.rotate', 'key.revoke', 'plan.set', 'training.add',
+    'training.remove',
+  ]) assert.ok(actions.has(a), a);
+  const rotation = items.find((e) => e.action === 'key.rotate' && e.actor === 'admin:aadmin')!;
+  assert.deepEqual([rotation.ip, rotation.accountId], ['127.0.0.1', accountA]);
+  assert.ok(Math.abs(Date.now() - Date.parse(rotation.time)) < 600_000);
+  // Refused writes leave nothing: the read-only user's attempts are not in it.
+  assert.equal(items.some((e) => e.actor === 'admin:aro' && e.action !== 'user.login' && e.action !== 'user.change-password'), false);
+});
+
 test('what each role sees: lists are filtered to the account; a created key shows its secret once', async () => {
   const seenByB = (await users.bAdmin.call('GET', '/accounts')).body as { id: string }[];
   assert.deepEqual(seenByB.map((a) => a.id), [accountB]);

@@ -64,6 +64,10 @@ test('the embedded database: stopped service, then running service, with the sam
       });
       const rotated = json<{ apiKey: string; secret: string }>(await cli(['keys', 'rotate', shopKey, ...at]));
       assert.equal(await findKeyIdBySecret(db.sql, secrets, rotated.secret), shopKey);
+      // The CLI writes through the admin domain: each write is in the audit log, by cli:<user>, without an IP.
+      const audit = await db.sql<{ actor: string; ip: string | null; action: string }[]>`select actor, ip, action from audit_log order by id`;
+      assert.deepEqual(audit.map((a) => a.action), ['key.create', 'account.create', 'plan.set', 'key.create', 'key.revoke', 'key.rotate']);
+      assert.ok(audit.every((a) => /^cli:/.test(a.actor) && a.ip === null), JSON.stringify(audit));
 
       // Errors: usage errors exit 2, failures exit 1, never a stack trace.
       const failures: [string[], number, RegExp][] = [
