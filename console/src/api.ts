@@ -5,8 +5,12 @@ export const BASE = location.pathname.replace(/\/app(\/.*)?$/, '');
 export const API = `${BASE}/api/admin`;
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
     super(message);
+    this.status = status;
+    this.code = code;
   }
 }
 

@@ -5,7 +5,7 @@ import { listAudit } from '../db/audit-log.js';
 import { queryRequestLogs, type RequestLogQuery, requestStats, type StoredRequestLog } from '../db/request-logs.js';
 import { getSpamSubmission, listSpamSubmissions, type SpamSubmission } from '../db/spam-submissions.js';
 import { addTrainingExample, listTrainingData, removeTrainingExample, type TrainingExample } from '../db/training-data.js';
-import { accountRequests, keyUsage } from '../db/usage.js';
+import { accountRequests, keyUsage, monthSummary } from '../db/usage.js';
 import { createMonthClock, isMonth } from '../usage/month.js';
 import { type AdminContext, audit, invalid, notFound, transaction } from './context.js';
 
@@ -28,17 +28,7 @@ export async function usageOfKey(ctx: AdminContext, keyId: string, accountId: st
 /** The month's totals of every key of the account (or of all accounts), with the top referrers. */
 export async function usageSummary(ctx: AdminContext, accountId: string | undefined, month?: string) {
   const m = checkedMonth(ctx, month);
-  const rows = await ctx.sql<{ api_key_id: string; requests: string; good: string; neutral: string; bad: string }[]>`
-    select api_key_id, requests, good, neutral, bad from usage_monthly
-    where month = ${m} and (${accountId ?? null}::text is null or account_id = ${accountId ?? null}) order by requests desc limit 1000`;
-  const referrers = await ctx.sql<{ origin: string; requests: string }[]>`
-    select r.origin, sum(r.requests)::text as requests from usage_referrers r join usage_monthly u on u.api_key_id = r.api_key_id and u.month = r.month
-    where r.month = ${m} and (${accountId ?? null}::text is null or u.account_id = ${accountId ?? null})
-    group by r.origin order by sum(r.requests) desc, r.origin limit 20`;
-  const keys = rows.map((r) => ({ apiKey: r.api_key_id, requests: Number(r.requests), good: Number(r.good), neutral: Number(r.neutral), bad: Number(r.bad) }));
-  const total = keys.reduce((t, k) => ({ requests: t.requests + k.requests, good: t.good + k.good, neutral: t.neutral + k.neutral, bad: t.bad + k.bad }),
-    { requests: 0, good: 0, neutral: 0, bad: 0 });
-  return { month: m, total, keys, referrers: referrers.map((r) => ({ origin: r.origin, requests: Number(r.requests) })) };
+  return { month: m, ...(await monthSummary(ctx.sql, m, accountId)) };
 }
 
 /** Counts per hour (the last `span` hours) or per day (the last `span` days) from the request logs. */
