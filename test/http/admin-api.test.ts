@@ -99,6 +99,10 @@ test('root: first login, forced password change, old sessions revoked', async ()
   assert.match(setCookie, /; SameSite=Strict/);
   assert.match(setCookie, /; Path=\//);
   assert.doesNotMatch(setCookie, /Secure/, 'plain HTTP: no Secure flag');
+  const overHttps = await fetch(`${svc.url}/api/admin/login`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' }, body: JSON.stringify({ username: 'root', password: ROOT_FIRST }),
+  });
+  assert.match(overHttps.headers.get('set-cookie')!, /; Secure/, 'HTTPS at the proxy: Secure');
   assert.equal(first.headers.get('cache-control'), 'no-store');
   // Nothing but /me, the password change and logout until the password is changed.
   assertError(await root.call('GET', '/keys'), 403, 'PASSWORD_CHANGE_REQUIRED');

@@ -10,10 +10,14 @@ const login = (url: string, password: string) => fetch(`${url}/api/admin/login`,
   method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password }),
 });
 
-test('generated root password, JWT_TTL, PASSWORD_LOGIN_ENABLED=0', async () => {
+const loginAs = (url: string, username: string, password: string) => fetch(`${url}/api/admin/login`, {
+  method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }),
+});
+
+test('generated root password, JWT_TTL, the login limit per IP, PASSWORD_LOGIN_ENABLED=0', async () => {
   const dataDir = await newDataDir();
   try {
-    const svc = await startService({ dataDir, env: { WORKERS: '0', JWT_TTL: '2s' } });
+    const svc = await startService({ dataDir, env: { WORKERS: '0', JWT_TTL: '2s', ADMIN_LOGIN_RATE_LIMIT: '4/15m(block=15m)' } });
     let password: string;
     try {
       const line = await svc.waitForOutput(/generated first password is/);
@@ -32,6 +36,12 @@ test('generated root password, JWT_TTL, PASSWORD_LOGIN_ENABLED=0', async () => {
       await new Promise((r) => setTimeout(r, 3100));
       const expired = await fetch(`${svc.url}/api/admin/me`, { headers: { cookie: session } });
       assert.deepEqual([expired.status, await expired.json()], [401, { error: 'SESSION_REQUIRED', statusCode: 401 }]);
+      // ADMIN_LOGIN_RATE_LIMIT counts failures from one IP whatever the username (one so far; successes do not count).
+      for (let i = 0; i < 3; i++) assertWrong(await loginAs(svc.url, `nobody-${i}`, 'guess-password'));
+      const limited = await login(svc.url, password);
+      assert.equal(limited.status, 429, 'the right password too, from this IP');
+      assert.deepEqual(await limited.json(), { error: 'RATE_LIMITED', statusCode: 429 });
+      assert.ok(Number(limited.headers.get('retry-after')) > 60);
     } finally {
       await svc.stop();
     }
