@@ -45,9 +45,29 @@ test('generated root password, JWT_TTL, the login limit per IP, PASSWORD_LOGIN_E
     } finally {
       await svc.stop();
     }
-    const again = await startService({ dataDir, env: { WORKERS: '0', PASSWORD_LOGIN_ENABLED: '0' } });
+    // Under APP_BASE_PATH the console and the admin API move with every other route.
+    const again = await startService({ dataDir, waitReady: false, env: { WORKERS: '0', PASSWORD_LOGIN_ENABLED: '0', APP_BASE_PATH: '/captcha' } });
     try {
-      const refused = await login(again.url, password);
+      const deadline = Date.now() + 45_000;
+      for (;;) {
+        const live = await fetch(`${again.url}/captcha/.live`).then((r) => r.status, () => 0);
+        if (live === 200) break;
+        if (Date.now() > deadline) throw new Error(`not ready:\n${again.output.join('\n')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const page = await fetch(`${again.url}/captcha/app/`);
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get('content-type')!, /^text\/html/);
+      assert.match(page.headers.get('content-security-policy')!, /frame-ancestors 'none'/);
+      assert.match(await page.text(), /<script type="module" crossorigin src="\.\/assets\/index-[\w-]+\.js"><\/script>/);
+      const bare = await fetch(`${again.url}/captcha/app`, { redirect: 'manual' });
+      assert.deepEqual([bare.status, bare.headers.get('location')], [308, '/captcha/app/']);
+      assert.equal((await fetch(`${again.url}/app/`)).status, 404, 'only under the base path');
+      assert.equal((await fetch(`${again.url}/captcha/app/assets/missing.js`)).status, 404);
+      assert.deepEqual(await (await fetch(`${again.url}/captcha/api/admin/session`)).json(), { user: null, account: null, csrfToken: null });
+      const refused = await fetch(`${again.url}/captcha/api/admin/login`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root', password }),
+      });
       assert.deepEqual([refused.status, await refused.json()], [403, { error: 'LOGIN_DISABLED', statusCode: 403 }]);
       assert.equal(again.output.some((l) => l.includes('root user created')), false, 'root is created once');
     } finally {
