@@ -118,6 +118,12 @@ export async function updateUser(q: Queryable, id: string, patch: UserPatch): Pr
   return rows.length === 1;
 }
 
+/** Records `step` as the user's last accepted TOTP step; false when it is not after the last one (a replayed code). */
+export async function claimTotpStep(q: Queryable, id: string, step: number): Promise<boolean> {
+  const rows = await q`update users set totp_last_step = ${step} where id = ${id} and totp_last_step < ${step} returning id`;
+  return rows.length === 1;
+}
+
 export async function touchUserLogin(q: Queryable, id: string): Promise<void> {
   await q`update users set last_login_at = now() where id = ${id}`;
 }

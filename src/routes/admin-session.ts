@@ -1,12 +1,12 @@
 // The admin API's session routes (docs/admin.md): login with its rate limits and constant-time
 // failures, logout, /me, /session, the password change and two-factor login.
 import { findAccount } from '../db/accounts.js';
-import { findUserById, findUserByName, touchUserLogin, updateUser as updateUserRow } from '../db/users.js';
+import { claimTotpStep, findUserById, findUserByName, touchUserLogin, updateUser as updateUserRow } from '../db/users.js';
 import { isPalisadeError, PalisadeError } from '../errors.js';
 import { ipKey } from '../store/limit-key.js';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from '../admin/auth/passwords.js';
 import { clearedSessionCookie } from '../admin/auth/sessions.js';
-import { newTotpSecret, totpUri, totpValid } from '../admin/auth/totp.js';
+import { newTotpSecret, totpStep, totpUri } from '../admin/auth/totp.js';
 import { audit } from '../admin/context.js';
 import { bool, only, text } from '../admin/input.js';
 import { changeOwnPassword } from '../admin/users.js';
@@ -41,7 +41,9 @@ export function sessionRoutes(kit: Kit): void {
     }
     if (user.totpEnabled) {
       if (code === undefined) throw new PalisadeError('TOTP_REQUIRED');
-      if (!totpValid(user.totpSecret!, code)) {
+      const step = totpStep(user.totpSecret!, code);
+      // A code is accepted once, even within its 30 seconds.
+      if (step === null || !(await claimTotpStep(sql, user.id, step))) {
         await loginLimit(userRule, userLimitKey, true).catch(() => undefined);
         throw new PalisadeError('LOGIN_FAILED', 'The one-time code is not valid.');
       }
@@ -104,15 +106,19 @@ export function sessionRoutes(kit: Kit): void {
     only(b, ['code', 'enabled', 'password']);
     const enabled = bool(b, 'enabled');
     if (enabled === undefined) throw new PalisadeError('INVALID_PARAMETER', 'enabled must be true or false');
+    let step: number | null = null;
     if (enabled) {
       if (p.user.totpSecret === null) throw new PalisadeError('INVALID_PARAMETER', 'Call POST /api/admin/me/totp/setup first.');
-      if (!totpValid(p.user.totpSecret, b.code)) throw new PalisadeError('INVALID_PARAMETER', 'code is not a valid one-time code of the secret.');
+      step = totpStep(p.user.totpSecret, b.code);
+      if (step === null) throw new PalisadeError('INVALID_PARAMETER', 'code is not a valid one-time code of the secret.');
     } else {
       const password = text(b, 'password', { max: PASSWORD_MAX_LENGTH });
       if (!(await verifyPassword(p.user.passwordHash, password))) throw new PalisadeError('LOGIN_FAILED', 'The password is wrong.');
     }
     await sql.begin(async (tx) => {
       await updateUserRow(tx, p.user.id, enabled ? { totpEnabled: true } : { totpEnabled: false, totpSecret: null });
+      // The code that turned it on cannot log in as well.
+      if (step !== null) await claimTotpStep(tx, p.user.id, step);
       await audit(c.admin, tx, enabled ? 'user.totp-on' : 'user.totp-off', p.user.id, p.user.accountId);
     });
     return reply({ totpEnabled: enabled });

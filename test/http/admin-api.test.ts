@@ -417,7 +417,11 @@ test('TOTP: turned on with a code; login then needs a valid one', async () => {
   assertError(await new Client('n').login('twofactor', PASSWORD), 401, 'TOTP_REQUIRED');
   assertError(await new Client('n').login('twofactor', 'wrong-password-1'), 401, 'LOGIN_FAILED', 'no hint about TOTP before the password is right');
   assertError(await new Client('n').login('twofactor', PASSWORD, '12345x'), 401, 'LOGIN_FAILED');
-  assert.equal((await new Client('n').login('twofactor', PASSWORD, totpCode(setup.body.secret))).status, 200);
+  // The code that turned it on is spent; the next step's code is accepted (one step of drift), once.
+  assertError(await new Client('n').login('twofactor', PASSWORD, totpCode(setup.body.secret)), 401, 'LOGIN_FAILED', 'a spent code');
+  const next = totpCode(setup.body.secret, Date.now() + 30_000);
+  assert.equal((await new Client('n').login('twofactor', PASSWORD, next)).status, 200);
+  assertError(await new Client('n').login('twofactor', PASSWORD, next), 401, 'LOGIN_FAILED', 'a replayed code');
 });
 
 test('hostile input on every route: {error, statusCode}, never a 5xx', async () => {

@@ -19,6 +19,8 @@ CREATE TABLE users (
   session_version integer NOT NULL DEFAULT 0,
   totp_secret text,
   totp_enabled boolean NOT NULL DEFAULT false,
+  -- the 30-second step of the last code accepted: a code is accepted once
+  totp_last_step bigint NOT NULL DEFAULT 0,
   disabled boolean NOT NULL DEFAULT false,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
