@@ -11,7 +11,8 @@
 //   --memory-duration S   length of the memory scenario (default 600, --quick 60)
 //   --sustained           add the sustained-verification scenario (2,000 verifications/s, then a rotation flood)
 //   --sustained-duration S  length of its sustained run (default 600, --quick 60)
-//   --no-readme           do not rewrite the README section
+//   --no-readme           do not rewrite the tables in README.md and bench/README.md
+//   --report              run nothing: rewrite those tables from the newest results files
 //   --require-wrk         fail when wrk is missing (implied by CI=true)
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -26,7 +27,7 @@ import { runMemory } from './lib/memory.js';
 import { runSustained } from './lib/sustained.js';
 import { stopAll } from './lib/processes.js';
 import {
-  latestResults, renderSection, updateReadme, writeResults, type GeneratorCheck, type RunOptions,
+  latestResults, renderSection, renderSummary, updateReadme, writeResults, type GeneratorCheck, type RunOptions,
 } from './lib/report.js';
 import { failedScenario, runScenario, type RunContext } from './lib/scenario-runner.js';
 import { ratio } from './lib/stats.js';
@@ -36,12 +37,14 @@ import { SCENARIOS } from './scenarios/index.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const README = join(ROOT, 'README.md');
+const BENCH_README = join(ROOT, 'bench', 'README.md');
 
 interface Plan extends Omit<RunOptions, 'generator'> {
   readonly only: readonly string[];
   readonly memoryDurationS: number;
   readonly sustainedDurationS: number;
   readonly readme: boolean;
+  readonly reportOnly: boolean;
   readonly requireWrk: boolean;
 }
 
@@ -61,6 +64,7 @@ function plan(argv: string[]): Plan {
       sustained: { type: 'boolean', default: false },
       'sustained-duration': { type: 'string' },
       'no-readme': { type: 'boolean', default: false },
+      report: { type: 'boolean', default: false },
       'require-wrk': { type: 'boolean', default: false },
     },
   });
@@ -91,6 +95,7 @@ function plan(argv: string[]): Plan {
     memoryDurationS: int('memory-duration', v['memory-duration'], quick ? 60 : 600, 10),
     sustainedDurationS: int('sustained-duration', v['sustained-duration'], quick ? 60 : 600, 10),
     readme: !(v['no-readme'] ?? false),
+    reportOnly: v.report ?? false,
     requireWrk: (v['require-wrk'] ?? false) || process.env.CI === 'true',
   };
 }
@@ -126,11 +131,24 @@ function autocannonVersion(): string {
   return (JSON.parse(readFileSync(join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')) as { version: string }).version;
 }
 
+/** The summary table in README.md and every table in bench/README.md, from the newest results. */
+function writeReports(log: (m: string) => void): void {
+  const latest = latestResults(RESULTS_DIR);
+  for (const [path, section] of [[README, renderSummary(latest)], [BENCH_README, renderSection(latest)]] as const) {
+    const name = path === README ? 'README.md' : 'bench/README.md';
+    log(updateReadme(path, section) ? `${name}: benchmark tables updated` : `${name} has no bench markers: tables not written`);
+  }
+}
+
 async function main(): Promise<number> {
   // Output piped into `head` must not kill the run halfway (EPIPE) and leave servers behind.
   process.stdout.on('error', () => {});
   const p = plan(process.argv.slice(2));
   const log = (m: string) => console.log(m);
+  if (p.reportOnly) {
+    writeReports(log);
+    return 0;
+  }
   const machine = machineInfo();
   const scenarios = SCENARIOS.filter((s) => p.only.includes(s.id));
   log(`palisade bench: ${describeMachine(machine)}, load average ${loadAverage().join(' ')}`);
@@ -190,10 +208,7 @@ async function main(): Promise<number> {
       log(`  → ${path}`);
       for (const c of result.checks) log(`  ${c.met ? 'met    ' : 'NOT MET'} ${c.label} ${c.target}: ${c.measured ?? '—'}`);
     }
-    if (p.readme) {
-      const section = renderSection(latestResults(RESULTS_DIR));
-      log(updateReadme(README, section) ? 'README.md benchmark section updated' : 'README.md has no bench markers: section not written');
-    }
+    if (p.readme) writeReports(log);
     return 0;
   } finally {
     await stopAll();

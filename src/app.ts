@@ -22,6 +22,7 @@ import { startIntelligence, type Intelligence } from './intel/start.js';
 import { loadClassifierLists, type ClassifierLists } from './classifier/classifier-lists.js';
 import { createMxLookup, type MxLookup } from './classifier/mx-lookup.js';
 import { startClassifier } from './classifier/service.js';
+import { registerDocsRoutes } from './routes/docs.js';
 import { registerOpsRoutes, resolveSecurityTxt } from './routes/ops.js';
 import { openServices, type Services } from './services.js';
 import { SharedMemoryStore } from './store/index.js';
@@ -137,7 +138,14 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   const abuse = createAbuseProtection(config, {
     store, logger, registry: metrics.registry, threatLists: threatIndex ?? undefined, intel: intelligence.intel,
   });
-  registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
+  const apiRoutes = registerApiRoutes(router, config, services, metrics, abuse, intelligence.intel, classifier);
+  // Last: the document describes the routes registered by now.
+  if (config.API_DOCS_ENABLED) {
+    const { undocumented } = registerDocsRoutes(router, { version: config.version, basePath: config.APP_BASE_PATH });
+    if (undocumented.length > 0) logger.warn({ routes: undocumented }, 'routes without a description in src/api-schema/: missing from /v1/docs');
+  }
+  // The admin API and the console (docs/admin.md) come after the document: it describes the public
+  // API; they are described in docs/admin.md.
   registerAdminRoutes(router, { config, sql: db.sql, secrets: services.keySecrets, store, logger, subscribeLogs });
   registerConsoleRoutes(router, { basePath: config.APP_BASE_PATH, whitelist: config.APP_IP_WHITELIST, logger });
 
@@ -189,6 +197,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   try {
     port = await server.listen();
   } catch (err) {
+    await apiRoutes.close();
     await classifier.close().catch(() => {});
     await services.close(1000);
     throw err;
@@ -220,6 +229,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (left > 0) logger.warn({ inFlight: left }, 'shutdown timeout: closing connections with requests in flight');
       server.close();
       mx.close();
+      await apiRoutes.close();
       await classifier.close().catch(() => {});
       await services.close(timeoutMs);
       metrics.close();

@@ -40,6 +40,9 @@ export const ERRORS = {
   LOGIN_DISABLED: { status: 403, message: 'Password login is disabled (PASSWORD_LOGIN_ENABLED=0).' },
   ADMIN_IP_FORBIDDEN: { status: 403, message: 'The admin area is not available to this client (APP_IP_WHITELIST).' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
+  CODE_CHALLENGE_NOT_FOUND: { status: 404, message: 'No code challenge has this token (or it was issued to another API key).' },
+  CODE_CHALLENGE_EXPIRED: { status: 410, message: 'The code challenge has expired; fetch a new challenge.' },
+  CODE_CHALLENGE_SOLVED: { status: 410, message: 'The code challenge was already submitted; fetch a new challenge.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed.' },
   HOSTNAME_TAKEN: { status: 409, message: 'A key already exists for this hostname.' },
   CONFLICT: { status: 409, message: 'The name is taken.' },
@@ -54,6 +57,7 @@ export const ERRORS = {
   PAYLOAD_ALREADY_USED: { status: 400, message: 'The payload was already used.' },
   CHALLENGE_EXPIRED: { status: 400, message: 'The challenge has expired.' },
   INVALID_SOLUTION: { status: 400, message: 'The solution is not correct.' },
+  INCORRECT_CODE: { status: 400, message: 'The code does not match the code challenge (or none was given); the challenge is spent.' },
   // 5xx: us
   POLICY_NOT_ALLOWED: { status: 500, message: 'The challenge policy exceeds the configured limits.' },
   POLICY_INVALID: { status: 500, message: 'The challenge policy of this API key is not valid.' },
@@ -63,6 +67,7 @@ export const ERRORS = {
   NOT_READY: { status: 503, message: 'The service is not ready.' },
   CHALLENGE_POOL_TIMEOUT: { status: 503, message: 'No challenge could be prepared in time; retry.' },
   DERIVATION_BUSY: { status: 503, message: 'Too many key derivations are waiting; retry.' },
+  AUDIO_BUSY: { status: 503, message: 'Too many audio challenges are being spoken; retry.' },
   INTERNAL: { status: 500, message: 'Internal error.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

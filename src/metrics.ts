@@ -87,6 +87,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       this.set(sum);
     },
   });
+  if (options.defaultMetrics ?? true) watchCpuUsage(registers);
   return {
     registry, challenges, verificationsSuccess, verificationsFailed, status4xx, status5xx, requestDuration,
     requestsPerMinute, rateLimited, storeErrors,
@@ -174,6 +175,34 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       registry.clear();
     },
   };
+}
+
+/**
+ * The spec's CPU usage gauge (section 4.5 names CPU usage beside the memory gauges; prom-client's
+ * default metrics give the memory ones, palisade_process_resident_memory_bytes and
+ * palisade_nodejs_heap_size_used_bytes, but CPU only as a counter of seconds). Cores kept busy by the
+ * process since the previous scrape (user plus system time over wall time; 1 = one core), summed
+ * across workers, so a 2-core node at full load reads about 2. The first scrape covers the time
+ * since the metrics were created (the process's start).
+ */
+export function watchCpuUsage(registers: Registry[], now: () => bigint = process.hrtime.bigint, usage = process.cpuUsage): Gauge {
+  let lastWall = now();
+  let lastCpu = usage();
+  return new Gauge({
+    name: 'palisade_process_cpu_usage',
+    help: 'CPU cores the process kept busy since the previous scrape (user plus system CPU time over wall time; summed across workers).',
+    registers,
+    collect() {
+      const wall = now();
+      const cpu = usage();
+      const wallUs = Number(wall - lastWall) / 1000;
+      const cpuUs = cpu.user - lastCpu.user + cpu.system - lastCpu.system;
+      lastWall = wall;
+      lastCpu = cpu;
+      // Two scrapes within the same microsecond: keep the last value rather than divide by zero.
+      if (wallUs > 0) this.set(Math.max(0, cpuUs / wallUs));
+    },
+  });
 }
 
 interface HistogramValue {

@@ -5,6 +5,7 @@
 //                              the router as usual), smuggling-shaped framing counted and answered
 //                              400, then the flood limit (429). undefined when there is nothing to do.
 //   checkKeyRateLimit(key, req)    after authorising a key: its own rate rule (429).
+//   checkAudioRateLimit(req)   GET /v1/challenge/audio: AUDIO_CHALLENGE_RATE_LIMIT (429).
 //   challengePenalty(req)      GET /v1/challenge: 403 IP_BLOCKED for a malicious mark; notes the
 //                              header combination; the penalty to pass to scalePolicy.
 //   assertNotBlocked(ip)       POST /v1/verify (and the other verify routes) before verifying.
@@ -27,6 +28,7 @@ import { createDeviceKeys, type DeviceKeys } from './device-key.js';
 import { createFloodGuard, type FloodGuard, type FloodRequest, type KnownKey } from './flood.js';
 import { createHeaderEntropy, type HeaderEntropy } from './header-entropy.js';
 import { createKeyRateLimiter, type KeyRateRequest } from './key-rate-limit.js';
+import { createEndpointRateLimit, type EndpointRateLimit } from './endpoint-rate-limit.js';
 import { createAbuseMetrics, type AbuseMetrics, type MaliciousReason } from './metrics.js';
 import { createPenalties, type PenaltyReason, type Penalties } from './penalty.js';
 import { probeFamily } from './probe-paths.js';
@@ -51,6 +53,8 @@ export { createAbuseMetrics, type AbuseMetrics, type MaliciousReason, type Threa
 export interface AbuseConfig {
   readonly FLOOD_RATE_LIMIT: RateRule | null;
   readonly FLOOD_RATE_LIMIT_KEY: RateRuleKey;
+  /** The audio challenge's rule; undefined or null: none. */
+  readonly AUDIO_CHALLENGE_RATE_LIMIT?: RateRule | null;
   readonly THREATS_ENABLED: boolean;
   readonly THREATS_PROBE_LIMIT: RateRule | null;
   readonly THREATS_MALICIOUS_LIMIT: RateRule | null;
@@ -90,6 +94,8 @@ export interface AbuseOptions extends Pick<ThreatOptions, 'eventPenalty' | 'mark
 export const FAILURE_POLICY: Readonly<Record<string, { readonly points: number; readonly malicious?: MaliciousReason }>> = Object.freeze({
   INVALID_SOLUTION: { points: 1 },
   INVALID_PAYLOAD: { points: 1 },
+  // A mistyped code is what people do; repeated, it raises the risk that asks for the next code.
+  INCORRECT_CODE: { points: 1 },
   ALTCHA_INVALID: { points: 1 },
   INVALID_SIGNATURE: { points: 2, malicious: 'invalid_signature' },
   PAYLOAD_ALREADY_USED: { points: 2, malicious: 'replayed' },
@@ -114,6 +120,8 @@ export interface AbuseProtection {
   readonly beforeRoute: ((req: BeforeRouteRequest, exempt: boolean) => Reply | undefined | Promise<Reply | undefined>) | undefined;
   /** The key's own rate rule; rejects with RATE_LIMITED (retryAfter seconds). */
   checkKeyRateLimit(key: ApiKey, req: KeyRateRequest): void | Promise<void>;
+  /** AUDIO_CHALLENGE_RATE_LIMIT; rejects with RATE_LIMITED (retryAfter seconds). */
+  checkAudioRateLimit: EndpointRateLimit;
   /**
    * Throws (or rejects) with IP_BLOCKED for a malicious-marked IP; notes the header combination; the
    * penalty. Synchronous with the shared-memory store for a header combination this worker knows.
@@ -159,6 +167,7 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
     store, rule: config.FLOOD_RATE_LIMIT, key: config.FLOOD_RATE_LIMIT_KEY, deviceKeys, knownKey: deps.knownKey, logger, metrics,
   }, common);
   const keyLimits = createKeyRateLimiter({ store, deviceKeys, logger, metrics }, common);
+  const audioLimit = createEndpointRateLimit({ store, deviceKeys, logger, metrics }, config.AUDIO_CHALLENGE_RATE_LIMIT ?? null, 'audio_challenge', common);
 
   // Threat lists (docs/threats.md): a listed IP's proxy/tor/bot kinds are reported as threat events
   // (THREATS_<KIND>_LIMIT decides when they mark it); a malicious listing raises the penalty by what
@@ -228,6 +237,7 @@ export function createAbuseProtection(config: AbuseConfig, deps: AbuseDeps, opti
   return {
     metrics, flood, threats, penalties, deviceKeys, headerEntropy, beforeRoute,
     checkKeyRateLimit: keyLimits.checkKeyRateLimit,
+    checkAudioRateLimit: audioLimit,
     challengePenalty(req) {
       const standing = threats.standingSync(req.ip);
       if (standing !== undefined) {

@@ -4,7 +4,7 @@
 // duplicated. Children for every label value are built once, so counting allocates nothing.
 import { Counter, Registry } from 'prom-client';
 
-export const RATE_LIMIT_REASONS = ['flood', 'api_key'] as const;
+export const RATE_LIMIT_REASONS = ['flood', 'api_key', 'audio_challenge'] as const;
 export type RateLimitReason = (typeof RATE_LIMIT_REASONS)[number];
 export const BLOCK_REASONS = ['malicious'] as const;
 export type BlockReason = (typeof BLOCK_REASONS)[number];

@@ -127,7 +127,9 @@ export function splitAddress(email: string): { local: string; domain: string } |
   const domain = normalizeDomain(address.slice(at + 1));
   if (domain === null) return null;
   const parsed = parseDomain(domain, { allowPrivateDomains: false });
-  if (parsed.isIcann !== true || parsed.domain === null) return null;
+  // A name under a wildcard suffix (*.sch.uk, *.ck) is a public suffix itself and has no
+  // registrable domain, yet it is a real host: three labels or more pass.
+  if (parsed.isIcann !== true || (parsed.domain === null && domain.split('.').length < 3)) return null;
   return { local, domain };
 }
 

@@ -22,7 +22,7 @@ export interface ClassificationPolicy {
   readonly sentinel: { readonly fields: boolean; readonly timeZone: boolean };
 }
 
-export const DEFAULT_BANDS = Object.freeze({ neutralScore: 1, badScore: 2 });
+export const DEFAULT_BANDS = Object.freeze({ neutralScore: 1, badScore: 3 });
 
 export const DEFAULT_CLASSIFICATION_POLICY: ClassificationPolicy = Object.freeze({
   fields: false, timeZone: false, blockBad: false, ...DEFAULT_BANDS, expectedLanguages: null, disableRules: new Set<string>(),

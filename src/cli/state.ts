@@ -1,5 +1,5 @@
-// `state`: how full the shared-memory store is, soft table and claims (README, "Sizing the state
-// store"). Opens the files the service uses, never creates one, and only reads them.
+// `state`: how full the shared-memory store is, soft table and claims (docs/operations.md,
+// "Sizing"). Opens the files the service uses, never creates one, and only reads them.
 import { existsSync } from 'node:fs';
 import { dataPath, type Config } from '../config/index.js';
 import { claimMemoryBytes } from '../primary/resources.js';
@@ -35,7 +35,7 @@ export function stateCommand(config: Config, json: boolean): number {
       if (load > 0.5) {
         console.log('More than half the slots are live: past about 57 % new rate-limit and penalty entries evict the least ' +
           'recently used ones (used challenges are kept apart and never evicted). Raise STATE_STORE_CAPACITY if this is ' +
-          'ordinary traffic (README, "Sizing the state store").');
+          'ordinary traffic (docs/operations.md, "Sizing").');
       }
       if (c.bytes > maxBytes * 0.8) console.log('Claims take more than 80 % of STATE_STORE_MAX_MEMORY: past it, verification answers 503 STORE_FULL.');
     }

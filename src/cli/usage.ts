@@ -1,8 +1,10 @@
-// `usage --key KEY_ID [--month YYYY-MM]`: a key's requests, classifications and referrers in a month.
+// `usage --key KEY_ID [--month YYYY-MM]`: a key's requests, classifications and referrers in a month
+// (the shape of GET /usage, with the month; an unlimited plan's requestLimit is -1 there too).
 import { accountRequests, keyUsage } from '../db/usage.js';
 import { loadApiKey } from '../keys/api-keys.js';
 import { isKeyId } from '../keys/secrets.js';
 import { createMonthClock, isMonth } from '../usage/month.js';
+import { UNLIMITED_REQUEST_LIMIT } from '../usage/plan-limit.js';
 import { type Context, type Flags, UsageError } from './context.js';
 
 export async function usageCommand(_rest: string[], ctx: Context, flags: Flags): Promise<void> {
@@ -19,7 +21,7 @@ export async function usageCommand(_rest: string[], ctx: Context, flags: Flags):
     classifications: usage.classifications,
     referrers: usage.referrers,
     requests: { account, apiKey: usage.requests },
-    plan: { name: key.planId, requestLimit: key.requestLimit ?? null },
+    plan: { name: key.planId, requestLimit: key.requestLimit ?? UNLIMITED_REQUEST_LIMIT },
   };
   ctx.out(
     [

@@ -11,12 +11,14 @@
 //   stores.ts         databases, Redis, the state file, storage and snapshots
 //   outbound.ts       proxies and CA certificates of outbound requests
 //   variables.ts      the whole table in documentation order, and the rules across variables
+//   status.ts         what each variable does today: implemented, planned or ignored
 //   load.ts           loadConfig: parse, check, resolve secrets, freeze
 //   data-dir.ts       DATA_DIR and paths under it
 //   describe.ts       the configuration for logs; the health check's few settings
 //   process.ts        what the process learns from its environment besides settings
 export { ConfigError, loadConfig, type Config, type LoadConfigOptions } from './load.js';
 export { VARIABLES, type VariableName } from './variables.js';
+export { IMPLEMENTED, STATUS, statusText, type VariableStatus } from './status.js';
 export { DEFAULT_MONITORING_WHITELIST } from './observability.js';
 export { dataPath, resolveDataDir } from './data-dir.js';
 export { describeConfig, healthcheckSettings } from './describe.js';

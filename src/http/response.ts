@@ -11,9 +11,9 @@ import type { Reply } from './types.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 301: '301 Moved Permanently', 400: '400 Bad Request', 401: '401 Unauthorized',
   403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 408: '408 Request Timeout',
-  409: '409 Conflict', 413: '413 Payload Too Large', 414: '414 URI Too Long', 415: '415 Unsupported Media Type',
+  409: '409 Conflict', 410: '410 Gone', 413: '413 Payload Too Large', 414: '414 URI Too Long', 415: '415 Unsupported Media Type',
   429: '429 Too Many Requests', 431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error',
   503: '503 Service Unavailable',
 };

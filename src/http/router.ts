@@ -73,6 +73,11 @@ export class Router {
     return undefined;
   }
 
+  /** Every route registered, in the order of registration per method. */
+  list(): { readonly method: string; readonly path: string }[] {
+    return [...this.#byMethod.values()].flatMap((table) => [...table.values()].map((r) => ({ method: r.method, path: r.path })));
+  }
+
   /** Methods registered for a path ([] when the path is unknown): for 405 and Allow. */
   allowed(path: string): readonly string[] {
     return this.#methodsByPath.get(path) ?? [];

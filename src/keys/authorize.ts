@@ -24,6 +24,8 @@ export const SIGNATURE_SALT_WINDOW_MS = 5 * 60_000;
 const SALT = /^(\d{10})\.([A-Za-z0-9_-]{16,100})$/;
 const SIGNATURE = /^[0-9a-fA-F]{64}$/;
 const EMPTY = Buffer.alloc(0);
+// A first curl usually forgets the header a browser always sends: say which one is missing.
+const NO_ORIGIN = 'This API key lists hostnames: send the page\'s Origin header (or a Referer) naming one of them.';
 
 /**
  * `?apiKey=` names an enabled key, and the origin is allowed for it. Throws API_KEY_REQUIRED,
@@ -43,7 +45,8 @@ function allowedForBrowser(req: RequestContext, key: ApiKey | null): ApiKey {
   if (key === null || !key.enabled) throw new PalisadeError('API_KEY_INVALID');
   if (key.hostnames.length > 0) {
     const origin = requestOrigin(req.headers);
-    if (origin === null || !hostMatches(key.hostnames, origin.host)) throw new PalisadeError('ORIGIN_NOT_ALLOWED');
+    if (origin === null) throw new PalisadeError('ORIGIN_NOT_ALLOWED', NO_ORIGIN);
+    if (!hostMatches(key.hostnames, origin.host)) throw new PalisadeError('ORIGIN_NOT_ALLOWED');
   }
   return key;
 }

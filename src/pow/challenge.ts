@@ -21,6 +21,12 @@ export interface ChallengeContext {
   readonly verifyUrl?: string;
   /** Epoch ms; defaults to Date.now(). */
   readonly now?: number;
+  /**
+   * A code challenge (src/code-challenge/): called with the challenge's nonce and expiry, it gives
+   * the code's keyed hash, signed into data.codeHash, and the `codeChallenge` JSON object the widget
+   * reads. v2 only. Undefined for none (the default: no work at all).
+   */
+  readonly code?: (nonce: string, expiresAt: number) => { readonly hash: string; readonly json: string };
 }
 
 /** The part of a v2 challenge that costs a derivation in deterministic mode. */
@@ -82,7 +88,8 @@ function deterministic(policy: ChallengePolicy, secrets: PowSecrets, nonce: Buff
  */
 export function signChallenge(policy: ChallengePolicy, derived: DerivedChallenge, ctx: ChallengeContext): string {
   const expiresAt = Math.floor(((ctx.now ?? Date.now()) + policy.expiresInMs) / 1000);
-  let p = `{"algorithm":"${policy.algorithm}","cost":${policy.cost},"data":${dataJson(ctx)},"expiresAt":${expiresAt}` +
+  const code = ctx.code?.(derived.nonce, expiresAt);
+  let p = `{"algorithm":"${policy.algorithm}","cost":${policy.cost},"data":${dataJson(ctx, code?.hash)},"expiresAt":${expiresAt}` +
     `,"keyLength":${policy.keyLength},"keyPrefix":"${derived.keyPrefix}"`;
   if (derived.keySignature !== undefined) p += `,"keySignature":"${derived.keySignature}"`;
   if (policy.memoryCost !== undefined) p += `,"memoryCost":${policy.memoryCost}`;
@@ -91,12 +98,14 @@ export function signChallenge(policy: ChallengePolicy, derived: DerivedChallenge
   p += `,"salt":"${derived.salt}"}`;
   const signature = hmacPreparedHex(ctx.secrets.challenge, p);
   const configuration = ctx.verifyUrl === undefined ? '' : `,"configuration":{"verifyUrl":${JSON.stringify(ctx.verifyUrl)}}`;
-  return `{"parameters":${p},"signature":"${signature}"${configuration}}`;
+  const codeChallenge = code === undefined ? '' : `,"codeChallenge":${code.json}`;
+  return `{"parameters":${p},"signature":"${signature}"${configuration}${codeChallenge}}`;
 }
 
-/** data = {apiKey, "params.<name>": value…}, keys in sorted order. */
-function dataJson(ctx: ChallengeContext): string {
+/** data = {apiKey, codeHash?, "params.<name>": value…}, keys in sorted order. */
+function dataJson(ctx: ChallengeContext, codeHash: string | undefined): string {
   const data: Record<string, string> = { apiKey: ctx.apiKeyId };
+  if (codeHash !== undefined) data.codeHash = codeHash;
   if (ctx.params) for (const name of Object.keys(ctx.params).sort()) data[`params.${name}`] = ctx.params[name]!;
   return JSON.stringify(data);
 }

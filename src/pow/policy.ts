@@ -5,6 +5,7 @@ import { RULE_NAMES } from '../classifier/classify.js';
 import { parseClassificationPolicy } from '../classifier/policy.js';
 import { PalisadeError } from '../errors.js';
 import { POW_ALGORITHMS, type PowAlgorithm } from './derive.js';
+import { CODE_POLICY_FIELDS, parseCodePolicy } from '../code-challenge/policy.js';
 
 export const POW_MODES = ['deterministic', 'probabilistic'] as const;
 export type PowMode = (typeof POW_MODES)[number];
@@ -99,6 +100,7 @@ export const ALGORITHM_DEFAULTS: Readonly<Record<PowAlgorithm, AlgorithmDefaults
 const STORED_FIELDS = new Set([
   'version', 'algorithm', 'cost', 'memoryCost', 'parallelism', 'keyLength', 'mode', 'counterMin', 'counterMax',
   'maxnumber', 'keyPrefix', 'keyPrefixLength', 'expiresInMs', 'maxCost', 'classification', ...COUNTRY_RULE_FIELDS,
+  ...CODE_POLICY_FIELDS,
 ]);
 
 const DIGEST_BYTES: Record<string, number> = { 'SHA-256': 32, 'SHA-384': 48, 'SHA-512': 64 };
@@ -122,6 +124,8 @@ export function resolvePolicy(stored: Readonly<Record<string, unknown>> | null, 
   parseCountryRules(s);
   // So are the classification settings (src/classifier/policy.ts).
   parseClassificationPolicy(s, RULE_NAMES);
+  // And the code challenge's (src/code-challenge/policy.ts).
+  parseCodePolicy(s);
   const version = optionalInt(s, 'version', 1, 2) ?? POLICY_DEFAULTS.version;
   const policy = version === 1 ? resolveV1(s) : resolveV2(s, limits);
   const max = limits.maxExpiresMs;

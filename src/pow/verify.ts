@@ -15,7 +15,7 @@ import { claimUntil, DEFAULT_CLOCK_SKEW_MS } from '../store/state-store.js';
 export { DEFAULT_CLOCK_SKEW_MS };
 
 export const VERIFY_FAILURES = [
-  'INVALID_PAYLOAD', 'INVALID_SIGNATURE', 'CHALLENGE_EXPIRED', 'PAYLOAD_ALREADY_USED', 'INVALID_SOLUTION',
+  'INVALID_PAYLOAD', 'INVALID_SIGNATURE', 'CHALLENGE_EXPIRED', 'PAYLOAD_ALREADY_USED', 'INVALID_SOLUTION', 'INCORRECT_CODE',
 ] as const;
 export type VerifyFailure = (typeof VERIFY_FAILURES)[number];
 
@@ -51,6 +51,17 @@ export interface VerifyDeps {
   readonly maxPayloadLength?: number;
   /** Epoch ms; default Date.now. */
   readonly now?: () => number;
+  /**
+   * Code challenges (src/code-challenge/): checks a typed code against the challenge's
+   * data.codeHash, and is told when such a challenge is spent (the audio route stops speaking it).
+   * Without it a challenge carrying a code fails with INCORRECT_CODE.
+   */
+  readonly code?: CodeVerifier;
+}
+
+export interface CodeVerifier {
+  check(nonce: string, hash: string, typed: string): boolean;
+  spent(nonce: string, untilMs: number): void;
 }
 
 /** How far past the longest policy expiry a v1 salt may claim before it reads as forged. */
@@ -67,19 +78,21 @@ const FAILED: Readonly<Record<VerifyFailure, FailedVerification>> = Object.freez
  * answers on this thread, a deterministic challenge): the result, or a Promise of it. Store
  * failures throw or reject (→ 503), never verify.
  */
-export function verifyPayload(payloadBase64: string, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
+export function verifyPayload(
+  payloadBase64: string, deps: VerifyDeps, apiKeyId: string, code: string | null = null,
+): VerifyResult | Promise<VerifyResult> {
   const decoded = decodePayload(payloadBase64, deps.maxPayloadLength ?? MAX_PAYLOAD_LENGTH);
-  return decoded === undefined ? FAILED.INVALID_PAYLOAD : verifyDecodedNow(decoded, deps, apiKeyId);
+  return decoded === undefined ? FAILED.INVALID_PAYLOAD : verifyDecodedNow(decoded, deps, apiKeyId, code);
 }
 
 /** Verifies an already decoded widget payload (POST /challenge/verify dispatches on its shape first). */
 export async function verifyDecoded(payload: unknown, deps: VerifyDeps, apiKeyId: string): Promise<VerifyResult> {
-  return verifyDecodedNow(payload, deps, apiKeyId);
+  return verifyDecodedNow(payload, deps, apiKeyId, null);
 }
 
-function verifyDecodedNow(payload: unknown, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
+function verifyDecodedNow(payload: unknown, deps: VerifyDeps, apiKeyId: string, code: string | null): VerifyResult | Promise<VerifyResult> {
   if (!isObject(payload)) return FAILED.INVALID_PAYLOAD;
-  if (isObject(payload.challenge)) return verifyV2(payload, deps, apiKeyId);
+  if (isObject(payload.challenge)) return verifyV2(payload, deps, apiKeyId, code);
   if (typeof payload.challenge === 'string') return verifyV1(payload, deps, apiKeyId);
   return FAILED.INVALID_PAYLOAD; // includes the widget's test-mode payload
 }
@@ -104,7 +117,7 @@ const PARAMETER_KEYS = new Set([
 const MAX_DATA_ENTRIES = 16;
 const MAX_DATA_VALUE = 128;
 
-function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string): VerifyResult | Promise<VerifyResult> {
+function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: string, code: string | null): VerifyResult | Promise<VerifyResult> {
   const challenge = payload.challenge as Record<string, unknown>;
   const solution = payload.solution;
   const p = challenge.parameters;
@@ -122,14 +135,21 @@ function verifyV2(payload: Record<string, unknown>, deps: VerifyDeps, apiKeyId: 
 
   // PROTOCOL.md: the replay key is data.challengeId when present, else the nonce.
   const id = typeof data.challengeId === 'string' ? data.challengeId : (p.nonce as string);
-  return afterClaim(deps.claimOnce(`pow2:${id}`, until(deps, expiresAt, now)), () => {
+  const untilMs = until(deps, expiresAt, now);
+  return afterClaim(deps.claimOnce(`pow2:${id}`, untilMs), () => {
+    // A code challenge (data.codeHash) is spent with the claim, whatever follows.
+    const codeHash = typeof data.codeHash === 'string' ? data.codeHash : undefined;
+    if (codeHash !== undefined) deps.code?.spent(p.nonce as string, untilMs);
     const keyLength = p.keyLength as number;
     const { counter, derivedKey } = solution as { counter: number; derivedKey: string };
     if (!Number.isInteger(counter) || counter < 0 || counter > MAX_COUNTER || !isHex(derivedKey, keyLength * 2)) {
       return FAILED.INVALID_SOLUTION;
     }
     const submitted = fromHex(derivedKey);
-    const verified = () => success(2, p.algorithm as string, apiKeyId, paramsOf(data), expiresAt);
+    // The proof of work first, then the code: a wrong code after a right solution is INCORRECT_CODE.
+    const verified = () => codeHash !== undefined && (code === null || deps.code === undefined || !deps.code.check(p.nonce as string, codeHash, code))
+      ? FAILED.INCORRECT_CODE
+      : success(2, p.algorithm as string, apiKeyId, paramsOf(data), expiresAt);
     if (typeof p.keySignature === 'string') {
       // Deterministic: the server signed the one correct key at creation; two HMACs, no derivation.
       return hmacPreparedVerifyHex(deps.secrets.keySignature, submitted, p.keySignature) ? verified() : FAILED.INVALID_SOLUTION;

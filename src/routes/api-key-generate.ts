@@ -9,6 +9,8 @@
 // The solution is read from Authorization, or from the header named by X-Altcha-Authorization-Header
 // (for clients behind a proxy that uses Authorization itself). Each solution is accepted once.
 import type { KeyObject } from 'node:crypto';
+import { apiKeyGenerateSpec } from '../api-schema/keys.js';
+import { bodyCheck } from '../api-schema/validate.js';
 import { freeKeyExists } from '../db/api-keys.js';
 import { isUniqueViolation, type Sql } from '../db/client.js';
 import { errorBody, PalisadeError, type ErrorCode } from '../errors.js';
@@ -41,6 +43,8 @@ export interface ApiKeyGenerateOptions extends M2mChallengeOptions {
 }
 
 const HEADER_NAME = /^[a-z0-9-]{1,64}$/;
+/** The body's schema of /v1/docs (src/api-schema/keys.ts): 400 INVALID_HOSTNAME; then the hostname's rules. */
+const checkBody = bodyCheck(apiKeyGenerateSpec);
 
 export function apiKeyGenerateRoute(deps: ApiKeyGenerateDeps, options: ApiKeyGenerateOptions = {}): Handler {
   const key: KeyObject = prepareM2mKey(deps.hmacKey);
@@ -55,8 +59,8 @@ export function apiKeyGenerateRoute(deps: ApiKeyGenerateDeps, options: ApiKeyGen
   return async (req: RequestContext): Promise<Reply> => {
     await deps.rateLimit?.(req);
     const body = req.json();
-    const given = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).hostname : undefined;
-    const hostname = normalizeDnsHostname(given);
+    checkBody(body);
+    const hostname = normalizeDnsHostname((body as { hostname: string }).hostname);
     if (hostname === null) throw new PalisadeError('INVALID_HOSTNAME');
 
     const headerName = (req.headers['x-altcha-authorization-header'] ?? 'authorization').trim().toLowerCase();

@@ -26,10 +26,19 @@ import { withClassification } from '../classifier/verify-classification.js';
 import type { ClassifierService } from '../classifier/service.js';
 import type { Intel } from '../intel/intel.js';
 import { checkCountry, parseCountryRules, type CountryRules } from '../intel/key-countries.js';
+import { AUDIO_PATH, createAudioSynthesizer, createCodeChallenges } from '../code-challenge/index.js';
+import type { CodeVerifier } from '../pow/verify.js';
+import { createAudioHandler } from './code-audio.js';
+import { createSpentMarks } from '../code-challenge/spent.js';
+
+/** What registerApiRoutes started and stop() must release. */
+export interface ApiRoutes {
+  close(): Promise<void>;
+}
 
 export function registerApiRoutes(
   router: Router, config: Config, services: Services, metrics: Metrics, abuse: AbuseProtection, intel?: Intel, classifier?: ClassifierService,
-): void {
+): ApiRoutes {
   const { store, keys, usage } = services;
   const claimOnce = (id: string, untilMs: number) => store.claimOnce(id, untilMs);
   // The verify route's claim: a boolean at once when the store answers on this thread.
@@ -116,6 +125,17 @@ export function registerApiRoutes(
   };
   const clockSkewMs = config.CLAIM_CLOCK_SKEW;
   const keyPolicies = new KeyPolicies();
+  const publicBaseUrl = `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`;
+
+  // Code challenges (docs/code-challenge.md); the audio route learns which were submitted from spent.ts.
+  const codeChallenges = createCodeChallenges(config.secrets.CODE_CHALLENGE_SECRET, { publicBaseUrl });
+  const synthesizer = createAudioSynthesizer();
+  const spentMarks = createSpentMarks(store);
+  const codeVerifier: CodeVerifier = { check: codeChallenges.check, spent: spentMarks.mark };
+  const risk = (req: RequestContext, penalty: number): number | Promise<number> => {
+    const a = abuse.assess({ req, penalty });
+    return a instanceof Promise ? a.then((x) => x.score) : a.score;
+  };
 
   router.add('GET', '/v1/challenge', createChallengeHandler({
     authorizeBrowser: browser,
@@ -131,12 +151,14 @@ export function registerApiRoutes(
     },
     onChallenge: () => metrics.challenges.inc(),
     pool: services.pool,
+    codeChallenges,
+    risk,
     sentinelConfig: classifier === undefined ? undefined : (key) => {
       const p = keyPolicies.classification(key);
       return p.fields || p.timeZone ? p.sentinel : null;
     },
   }, {
-    publicBaseUrl: `${config.BASE_URL.replace(/\/+$/, '')}${config.APP_BASE_PATH}`,
+    publicBaseUrl,
     maxMemoryBytes: config.POW_MAX_MEMORY,
     maxExpiresMs: config.CACHE_DURATION_USED_CHALLENGES - clockSkewMs,
   }));
@@ -147,6 +169,7 @@ export function registerApiRoutes(
       ? (input) => abuse.assess(input)
       : withClassification((input) => abuse.assess(input), { classifier, intel, policies: keyPolicies, anonymizeIp: config.ANONYMIZE_IP_ADDRESS }),
     clientSignals: intel === undefined ? undefined : (req) => intel.client(req.ip, req.headers),
+    code: codeVerifier,
   }, {
     clockSkewMs, anonymizeIp: config.ANONYMIZE_IP_ADDRESS,
     storeBudgetMs: store.kind === 'redis' ? config.REDIS_COMMAND_TIMEOUT : Infinity,
@@ -189,6 +212,20 @@ export function registerApiRoutes(
     router.add('DELETE', '/v1/training', training.remove);
   }
 
+  router.add('GET', AUDIO_PATH, createAudioHandler({
+    // As for its challenges: an IP marked malicious is refused, and the key's hostnames, country
+    // rules and own rate rule apply; the audio request is not counted in the plan (the challenge it
+    // belongs to was).
+    authorizeBrowser: (req) => {
+      const blocked = abuse.assertNotBlocked(req.ip);
+      return blocked instanceof Promise ? blocked.then(() => browser(req)) : browser(req);
+    },
+    codeChallenges,
+    synthesizer,
+    rateLimit: abuse.checkAudioRateLimit,
+    spent: spentMarks.isSpent,
+  }, { delayMs: config.AUDIO_CHALLENGE_DELAY }));
+
   router.add('POST', '/v1/verify/signature', createVerifySignatureHandler({ findKey, claimOnce }, { clockSkewMs }));
 
   router.add('POST', '/challenge/verify', createChallengeVerifyHandler({
@@ -196,6 +233,7 @@ export function registerApiRoutes(
   }, { clockSkewMs }));
 
   router.add('GET', '/usage', usageRoute({ sql: services.db.sql, authorizeServer: server, currentMonth: usage.currentMonth }));
+
 
   const generateLimit = config.API_KEY_GENERATE_RATE_LIMIT;
   router.add('POST', '/api_key/generate', apiKeyGenerateRoute({
@@ -212,6 +250,8 @@ export function registerApiRoutes(
       }
     },
   }));
+
+  return { close: () => synthesizer.close() };
 }
 
 function originOf(req: RequestContext): string | null {

@@ -5,11 +5,13 @@
 // 200 {verified:true} or {verified:false, reason}; exactly once, like the other verifications.
 // A widget payload is a request of the issuing key's plan and usage; a server payload was counted
 // when POST /v1/verify issued it, so verifying it spends nothing and is never refused by the plan.
+import { challengeVerifySpec } from '../api-schema/pow.js';
+import { bodyCheck } from '../api-schema/validate.js';
 import { PalisadeError } from '../errors.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
-import { decodePayload, isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
+import { decodePayload, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
 import type { PowSecrets } from '../pow/secrets.js';
 import { asServerPayload, isServerPayload, verifyServerPayload, type Classification } from '../pow/server-signature.js';
 import { DEFAULT_CLOCK_SKEW_MS, verifyDecoded, type VerifyFailure } from '../pow/verify.js';
@@ -42,6 +44,8 @@ export const CHALLENGE_VERIFY_ROUTE_DEFAULTS = Object.freeze({
 });
 
 const VERIFIED = json({ verified: true });
+/** The body's schema of /v1/docs (src/api-schema/pow.ts): 400 INVALID_PAYLOAD, or INVALID_PARAMETER for apiKey. */
+const checkBody = bodyCheck(challengeVerifySpec);
 
 export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, options: ChallengeVerifyRouteOptions = {}): Handler {
   const o = { ...CHALLENGE_VERIFY_ROUTE_DEFAULTS, ...options };
@@ -52,13 +56,13 @@ export function createChallengeVerifyHandler(deps: ChallengeVerifyRouteDeps, opt
   return async (req: RequestContext): Promise<Reply> => {
     const auth = await deps.authorizeServer(req);
     const body = req.json();
-    if (!isObject(body) || typeof body.payload !== 'string') throw new PalisadeError('INVALID_PAYLOAD');
-    if (body.apiKey !== undefined && typeof body.apiKey !== 'string') throw new PalisadeError('INVALID_PARAMETER', 'apiKey must be a string');
-    const key = body.apiKey === undefined || body.apiKey === auth.id ? auth : await deps.findKey(body.apiKey);
+    checkBody(body);
+    const { payload, apiKey } = body as { payload: string; apiKey?: string };
+    const key = apiKey === undefined || apiKey === auth.id ? auth : await deps.findKey(apiKey);
     // Another account's key is answered like an unknown one.
     if (!key || !key.enabled || key.accountId !== auth.accountId) throw new PalisadeError('API_KEY_INVALID');
 
-    const decoded = decodePayload(body.payload, o.maxPayloadLength);
+    const decoded = decodePayload(payload, o.maxPayloadLength);
     let reason: VerifyFailure | null;
     const server = isServerPayload(decoded);
     if (server) {

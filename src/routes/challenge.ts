@@ -1,5 +1,6 @@
 // GET /v1/challenge?apiKey=key_…[&params.<name>=<value>…]: a challenge under the key's policy,
-// harder for a penalised client (PROTOCOL.md sections 1 and 2, DESIGN.md section 4).
+// harder for a penalised client (PROTOCOL.md sections 1 and 2, DESIGN.md section 4), with a code
+// challenge when the key's policy asks for one (docs/code-challenge.md: always, or above a risk score).
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
 import {
@@ -10,6 +11,8 @@ import { isExpensive } from '../pow/derive.js';
 import { resolvePolicy, scalePolicy, type ChallengePolicy, type PolicyLimits } from '../pow/policy.js';
 import { isPooled, type ChallengePool } from '../pow/pool.js';
 import type { PowSecrets } from '../pow/secrets.js';
+import { CODE_POLICY_DEFAULTS, parseCodePolicy, type CodePolicy } from '../code-challenge/policy.js';
+import type { CodeChallenges } from '../code-challenge/index.js';
 
 export interface ChallengeRouteDeps {
   /** Resolves ?apiKey= and checks Origin/Referer against the key's hostnames; throws API_KEY_* / ORIGIN_NOT_ALLOWED. */
@@ -29,6 +32,13 @@ export interface ChallengeRouteDeps {
    * fields, the time zone), or null for nothing beyond the payload. Default: null for every key.
    */
   readonly sentinelConfig?: (key: ApiKey) => { readonly fields: boolean; readonly timeZone: boolean } | null;
+  /** Code challenges; without them every key is served as codeChallenge "never". */
+  readonly codeChallenges?: CodeChallenges;
+  /**
+   * The client's risk score (src/abuse/score.ts) given its penalty, for keys whose codeChallenge is
+   * "auto"; asked only for those. Default: 0 (no client ever reaches a threshold above 0).
+   */
+  readonly risk?: (req: RequestContext, penalty: number) => number | Promise<number>;
 }
 
 export interface ChallengeRouteOptions {
@@ -71,6 +81,18 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
     return headers;
   };
 
+  // Code-challenge settings per stored policy, as the proof-of-work policy (a key without one: never).
+  const codePolicies = new WeakMap<object, CodePolicy>();
+  const codePolicyOf = (key: ApiKey): CodePolicy => {
+    const stored = key.challengePolicy;
+    if (stored === null || deps.codeChallenges === undefined) return CODE_POLICY_DEFAULTS;
+    let code = codePolicies.get(stored);
+    if (!code) codePolicies.set(stored, (code = parseCodePolicy(stored)));
+    return code;
+  };
+  const codeChallenges = deps.codeChallenges;
+  const risk = deps.risk ?? (() => 0);
+
   function policyOf(key: ApiKey): ChallengePolicy {
     const stored = key.challengePolicy;
     if (stored === null) return (defaultPolicy ??= resolvePolicy(null, limits));
@@ -81,10 +103,17 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
 
   // Synchronous from start to end when every step can be (a cached key, the shared-memory store, a
   // cheap policy): the reply is written in the same uWS callback, with no Promise at all.
-  const issue = (key: ApiKey, params: ChallengeContext['params'], penalty: number, salt: string | undefined): Reply | Promise<Reply> => {
+  const issue = (
+    key: ApiKey, params: ChallengeContext['params'], penalty: number, salt: string | undefined, codeLength = 0,
+  ): Reply | Promise<Reply> => {
     const policy = scalePolicy(policyOf(key), penalty);
     const verifyUrl = verifyBase + encodeURIComponent(key.id);
-    const ctx: ChallengeContext = { secrets: deps.secrets, apiKeyId: key.id, params, verifyUrl };
+    const ctx: ChallengeContext = codeLength === 0
+      ? { secrets: deps.secrets, apiKeyId: key.id, params, verifyUrl }
+      : {
+        secrets: deps.secrets, apiKeyId: key.id, params, verifyUrl,
+        code: (nonce, expiresAt) => codeChallenges!.issue(key.id, nonce, expiresAt, codeLength),
+      };
     if (policy.version === 1) {
       deps.onChallenge();
       // v1 JSON has no `configuration`; the widget reads verifyUrl from this header instead.
@@ -111,7 +140,21 @@ export function createChallengeHandler(deps: ChallengeRouteDeps, options: Challe
     const policy = policyOf(key);
     const salt = policy.version === 1 ? v1Salt(policy, { apiKeyId: key.id, params }) : undefined;
     const penalty = deps.penalty(req);
-    return typeof penalty === 'number' ? issue(key, params, penalty, salt) : penalty.then((p) => issue(key, params, p, salt));
+    const code = codePolicyOf(key);
+    if (code.mode === 'never') {
+      return typeof penalty === 'number' ? issue(key, params, penalty, salt) : penalty.then((p) => issue(key, params, p, salt));
+    }
+    return typeof penalty === 'number' ? withCode(req, key, params, penalty, salt, code) : penalty.then((p) => withCode(req, key, params, p, salt, code));
+  };
+
+  // "always", or "auto" once the client's risk score reaches the key's threshold.
+  const withCode = (
+    req: RequestContext, key: ApiKey, params: ChallengeContext['params'], penalty: number, salt: string | undefined, code: CodePolicy,
+  ): Reply | Promise<Reply> => {
+    if (code.mode === 'always') return issue(key, params, penalty, salt, code.length);
+    const score = risk(req, penalty);
+    const decide = (s: number) => issue(key, params, penalty, salt, s >= code.threshold ? code.length : 0);
+    return typeof score === 'number' ? decide(score) : score.then(decide);
   };
 
   return (req: RequestContext): Reply | Promise<Reply> => {

@@ -1,18 +1,23 @@
-// GET /usage?month=YYYY-MM (spec 4.4, PROTOCOL.md section 4): usage of the authorising API key
-// and its account in a month (default: the current month in TZ). Server-side authorisation:
+// GET /usage?Month=YYYY-MM (spec 4.4, PROTOCOL.md section 4; `month` is accepted too): usage of the
+// authorising API key and its account in a month (default: the current month in TZ). Server-side authorisation:
 // Bearer secret, or Bearer key id + HMAC signature (src/keys/authorize.ts).
 //   200 {"classifications":{"BAD":"12","GOOD":"340","NEUTRAL":"8"},"referrers":{"https://example.com":412},
 //        "requests":{"account":1024,"apiKey":360},"plan":{"name":"free","requestLimit":6000}}
 // Counts come from the database: what workers have not flushed yet (at most ~1 s) is not in them.
 // classifications and referrers are the key's; requests.account sums every key of the account.
-// plan.requestLimit is null for an unlimited plan.
+// plan.requestLimit is a number, as the spec types it: -1 for an unlimited plan (0 is a real limit:
+// a plan of no requests).
 import type { Sql } from '../db/client.js';
 import { accountRequests, keyUsage } from '../db/usage.js';
-import { PalisadeError } from '../errors.js';
+import { usageSpec } from '../api-schema/keys.js';
+import { queryCheck } from '../api-schema/validate.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
-import { isMonth } from '../usage/month.js';
+import { UNLIMITED_REQUEST_LIMIT } from '../usage/plan-limit.js';
+
+/** `Month` and `month` are checked against the schema of /v1/docs (src/api-schema/keys.ts): 400 INVALID_MONTH. */
+const checkQuery = queryCheck(usageSpec);
 
 export interface UsageRouteDeps {
   readonly sql: Sql;
@@ -25,11 +30,11 @@ export interface UsageRouteDeps {
 export function usageRoute(deps: UsageRouteDeps): Handler {
   return async (req: RequestContext): Promise<Reply> => {
     const key = await deps.authorizeServer(req);
-    const given = req.query.get('month');
-    let month: string;
-    if (given === null || given === '') month = deps.currentMonth();
-    else if (isMonth(given)) month = given;
-    else throw new PalisadeError('INVALID_MONTH');
+    checkQuery(req.query);
+    // The spec names the parameter Month; month was accepted first and stays. When both are given,
+    // Month wins.
+    const given = req.query.get('Month') ?? req.query.get('month');
+    const month = given === null || given === '' ? deps.currentMonth() : given;
     const [usage, account] = await Promise.all([
       keyUsage(deps.sql, key.id, month),
       accountRequests(deps.sql, key.accountId, month),
@@ -38,7 +43,7 @@ export function usageRoute(deps: UsageRouteDeps): Handler {
       classifications: usage.classifications,
       referrers: usage.referrers,
       requests: { account, apiKey: usage.requests },
-      plan: { name: key.planId, requestLimit: key.requestLimit ?? null },
+      plan: { name: key.planId, requestLimit: key.requestLimit ?? UNLIMITED_REQUEST_LIMIT },
     });
   };
 }

@@ -1,12 +1,14 @@
 // POST /v1/verify/signature (PROTOCOL.md section 3): online check of a server payload, as
 // altcha-lib's verifyServer calls it. Body {payload, secret?} → 200 {verified, apiKey,
 // verificationData (nested object), reason?}; each payload is accepted once; bad input is 400 INVALID_PAYLOAD.
+import { verifySignatureSpec } from '../api-schema/pow.js';
+import { bodyCheck } from '../api-schema/validate.js';
 import { PalisadeError } from '../errors.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
 import type { ApiKey } from '../keys/types.js';
 import { sha, timingSafeEqual } from '../pow/crypto.js';
-import { decodePayload, isObject, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
+import { decodePayload, MAX_PAYLOAD_LENGTH } from '../pow/payload.js';
 import { asServerPayload, verifyServerPayload, type ServerPayloadDeps } from '../pow/server-signature.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../pow/verify.js';
 
@@ -28,20 +30,20 @@ export const VERIFY_SIGNATURE_ROUTE_DEFAULTS = Object.freeze({
   clockSkewMs: DEFAULT_CLOCK_SKEW_MS, maxPayloadLength: MAX_PAYLOAD_LENGTH,
 });
 
+/** The body's schema of /v1/docs (src/api-schema/pow.ts): 400 INVALID_PAYLOAD. */
+const checkBody = bodyCheck(verifySignatureSpec);
+
 export function createVerifySignatureHandler(deps: VerifySignatureRouteDeps, options: VerifySignatureRouteOptions = {}): Handler {
   const o = { ...VERIFY_SIGNATURE_ROUTE_DEFAULTS, ...options };
   const serverDeps: ServerPayloadDeps = { claimOnce: deps.claimOnce, clockSkewMs: o.clockSkewMs };
 
   return async (req: RequestContext): Promise<Reply> => {
     const body = req.json();
-    if (!isObject(body)) throw new PalisadeError('INVALID_PAYLOAD');
+    checkBody(body);
+    const { secret, payload: given } = body as { payload: string | object; secret?: string };
     // verifyServer sends the payload as posted by the widget (base64) or already decoded.
-    const decoded = typeof body.payload === 'string' ? decodePayload(body.payload, o.maxPayloadLength) : body.payload;
-    const payload = asServerPayload(decoded);
-    const secret = body.secret;
-    if (!payload || (secret !== undefined && (typeof secret !== 'string' || secret.length > 256))) {
-      throw new PalisadeError('INVALID_PAYLOAD');
-    }
+    const payload = asServerPayload(typeof given === 'string' ? decodePayload(given, o.maxPayloadLength) : given);
+    if (!payload) throw new PalisadeError('INVALID_PAYLOAD');
     const key = await deps.findKey(payload.apiKey);
     // A given secret must be the payload key's own: it proves the caller is that key's owner.
     if (!key || !key.enabled || (secret !== undefined && !sameSecret(secret, key.secret))) {

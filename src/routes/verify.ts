@@ -1,6 +1,7 @@
 // POST /v1/verify (widget → Palisade, PROTOCOL.md section 3): body {payload, code?, fields?, timeZone?}.
 // 200 {verified:true, payload, algorithm, apiKey, id, score, signature, verificationData} with a
-// signed server payload, 200 {verified:false, reason} when the solution fails, 400 for a malformed body.
+// signed server payload, 200 {verified:false, reason} when the solution fails (INCORRECT_CODE when
+// the challenge carries a code challenge and `code` does not match it), 400 for a malformed body.
 import { PalisadeError } from '../errors.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
 import { json } from '../http/types.js';
@@ -13,8 +14,10 @@ import {
   classify, createServerPayload, prepareServerKey, type Classification, type ServerSignatureAlgorithm, type ThreatName,
 } from '../pow/server-signature.js';
 import {
-  DEFAULT_CLOCK_SKEW_MS, verifyPayload, type FailedVerification, type VerifiedChallenge, type VerifyDeps, type VerifyFailure,
+  DEFAULT_CLOCK_SKEW_MS, verifyPayload, type CodeVerifier, type FailedVerification, type VerifiedChallenge, type VerifyDeps,
+  type VerifyFailure,
 } from '../pow/verify.js';
+import { MAX_SUBMITTED_CODE } from '../code-challenge/code.js';
 
 export interface Assessment {
   /** GOOD < 1 ≤ NEUTRAL < 2 ≤ BAD. */
@@ -62,6 +65,8 @@ export interface VerifyRouteDeps {
    * location.highRiskCountry and threats.<kind>=<source>. Default: none.
    */
   readonly clientSignals?: (req: RequestContext) => ClientSignals;
+  /** Code challenges: checks `code` against a challenge's data.codeHash (src/code-challenge/). Default: none. */
+  readonly code?: CodeVerifier;
 }
 
 export interface ClientSignals {
@@ -112,6 +117,7 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   const storeBudgetMs = options.storeBudgetMs ?? VERIFY_ROUTE_DEFAULTS.storeBudgetMs;
   const verifyDeps: VerifyDeps = {
     secrets: deps.secrets, claimOnce: deps.claimOnce, clockSkewMs: o.clockSkewMs, maxPayloadLength: o.maxPayloadLength,
+    code: deps.code,
   };
   const assess = deps.assess ?? (() => NO_RISK);
   // Each cached ApiKey's secret is prepared once for the server signature.
@@ -160,8 +166,8 @@ export function createVerifyHandler(deps: VerifyRouteDeps, options: VerifyRouteO
   };
 
   const withKey = (req: RequestContext, key: ApiKey): Reply | Promise<Reply> => {
-    const body = parseBody(req.json(), o.maxFields);
-    const result = verifyPayload(body.payload, verifyDeps, key.id);
+    const body = parseVerifyBody(req.json(), o.maxFields);
+    const result = verifyPayload(body.payload, verifyDeps, key.id, body.code);
     return result instanceof Promise ? result.then((r) => checked(req, key, body, r)) : checked(req, key, body, result);
   };
 
@@ -204,17 +210,25 @@ function failure(reason: VerifyFailure | 'BAD_CLASSIFICATION'): Reply {
 
 interface VerifyBody {
   readonly payload: string;
+  /** The code typed for a code challenge, as sent; null when none was. */
+  readonly code: string | null;
   readonly fields: Readonly<Record<string, string>> | null;
   readonly timeZone: string | null;
 }
 
 const TIME_ZONE = /^[A-Za-z0-9_+\-/]{1,64}$/;
+/** C0 and C1 control characters and DEL. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const MAX_FIELD_NAME = 100;
 /** A UTF-16 surrogate without its other half (JSON's "\ud800"): no URI encoding exists for it. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** 400 INVALID_PAYLOAD without a payload string; 400 INVALID_PARAMETER for malformed extras. */
-function parseBody(body: unknown, maxFields: number): VerifyBody {
+/**
+ * 400 INVALID_PAYLOAD without a payload string; 400 INVALID_PARAMETER for malformed extras. Written
+ * out by hand on this hot path; test/unit/api-schema-conformance.test.ts holds it to VERIFY_BODY,
+ * the schema of /v1/docs (src/api-schema/pow.ts).
+ */
+export function parseVerifyBody(body: unknown, maxFields: number): VerifyBody {
   if (!isObject(body) || typeof body.payload !== 'string') throw new PalisadeError('INVALID_PAYLOAD');
   let fields: Record<string, string> | null = null;
   if (body.fields !== undefined && body.fields !== null) {
@@ -239,11 +253,16 @@ function parseBody(body: unknown, maxFields: number): VerifyBody {
     }
     timeZone = body.timeZone;
   }
-  // Our challenges carry no code challenge, so a code has nothing to be checked against; only its shape is.
-  if (body.code !== undefined && body.code !== null && (typeof body.code !== 'string' || body.code.length > 64)) {
-    throw new PalisadeError('INVALID_PARAMETER', 'code must be a short string');
+  // A code is what a person typed: a short string of printable characters. Anything else is a
+  // malformed request (400), not a wrong code; a well-formed wrong one is INCORRECT_CODE (200).
+  let code: string | null = null;
+  if (body.code !== undefined && body.code !== null) {
+    if (typeof body.code !== 'string') throw new PalisadeError('INVALID_PARAMETER', 'code must be a string');
+    if (body.code.length > MAX_SUBMITTED_CODE) throw new PalisadeError('INVALID_PARAMETER', `code must be at most ${MAX_SUBMITTED_CODE} characters`);
+    if (CONTROL.test(body.code)) throw new PalisadeError('INVALID_PARAMETER', 'code must not contain control characters');
+    code = body.code;
   }
-  return { payload: body.payload, fields, timeZone };
+  return { payload: body.payload, code, fields, timeZone };
 }
 
 /** The request's origin: the Origin header, else the origin of the Referer; null when neither is usable. */

@@ -28,6 +28,12 @@ import type { ApiKey } from '../keys/types.js';
 import { STORE_LIMITS, type CountResult, type StateStore } from '../store/state-store.js';
 import type { UsageBuffer } from './usage-buffer.js';
 
+/**
+ * plan.requestLimit of an unlimited plan in usage answers (GET /usage, the CLI): the spec types it
+ * a number, and 0 is a real limit (a plan of no requests).
+ */
+export const UNLIMITED_REQUEST_LIMIT = -1;
+
 export interface PlanLimitDeps {
   readonly store: StateStore;
   /** Requests of an account in a month as the database holds them (src/db/usage.ts accountRequests). */

@@ -278,7 +278,7 @@ describe('the training data API', () => {
   test('bad input: 400 INVALID_PARAMETER naming the field; no credentials: 401', async () => {
     const cases: [unknown, RegExp][] = [
       [{}, /text must be a string/],
-      [{ text: '   ' }, /text must be a non-empty string/],
+      [{ text: '   ' }, /text must be a string, non-empty/],
       [{ text: 'x'.repeat(10_001) }, /at most 10000 characters/],
       [{ text: 'x', threshold: 2 }, /threshold must be a number in \(0, 1\]/],
       [{ text: 'x', threshold: '0.5' }, /threshold must be a number/],

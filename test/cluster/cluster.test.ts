@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { childPids, createTestKey, startService, type Service } from '../helpers/service.js';
 
@@ -43,8 +44,11 @@ describe('cluster of two workers', () => {
       'palisade_api_challenges_total', 'palisade_api_verifications_success_total', 'palisade_api_verifications_failed_total',
       'palisade_http_requests_per_minute', 'palisade_http_status_4xx_total', 'palisade_http_status_5xx_total',
       'palisade_http_request_duration_seconds_bucket', 'palisade_process_cpu_seconds_total',
-      'palisade_process_resident_memory_bytes', 'palisade_nodejs_heap_size_used_bytes',
+      'palisade_process_resident_memory_bytes', 'palisade_nodejs_heap_size_used_bytes', 'palisade_process_cpu_usage',
     ]) assert.match(text, new RegExp(`^(# TYPE )?${name}`, 'm'), name);
+    // The spec's CPU usage gauge, summed over the workers: cores busy, between 0 and the machine's cores.
+    const cpu = Number(/^palisade_process_cpu_usage ([\d.e-]+)$/m.exec(text)?.[1]);
+    assert.ok(cpu >= 0 && cpu <= availableParallelism(), `cpu usage ${cpu}`);
     assert.ok(Number(/^palisade_http_requests_per_minute (\d+)/m.exec(text)?.[1]) >= 41);
     // The workers share one state table: its capacity is STATE_STORE_CAPACITY's default, not twice it,
     // and a service that has answered a few dozen requests has next to nothing live in it.

@@ -1,7 +1,7 @@
 // Calls every hashing entry point of the addon once or a few times, on the paths that differ in
 // C++ (stack vs heap buffers, scratch edges, async workers, thrown argument errors), and checks
-// each answer against node:crypto. Small enough to run under valgrind (see README, "Development:
-// valgrind"); exits 1 on a wrong answer.
+// each answer against node:crypto. Small enough to run under valgrind (docs/development.md, "Memory
+// checks of the addon"); exits 1 on a wrong answer.
 //   valgrind --error-exitcode=1 --leak-check=no node dist/test/helpers/native-hash-exercise.js
 import assert from 'node:assert/strict';
 import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';

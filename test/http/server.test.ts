@@ -8,15 +8,26 @@ import { monitoringAccess } from '../../src/http/monitoring.js';
 import { Router } from '../../src/http/router.js';
 import { createHttpServer, type HttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { json } from '../../src/http/types.js';
+import { authorizeBrowser } from '../../src/keys/authorize.js';
+import { createKeyCache } from '../../src/keys/key-cache.js';
+import type { ApiKey } from '../../src/keys/types.js';
 import { createLogger } from '../../src/log.js';
 import { parseCidrList } from '../../src/parse.js';
+import { testKeySecrets } from '../helpers/db.js';
 
 const silent = createLogger({ level: 'silent' });
+const keySecrets = testKeySecrets();
+const SITE_KEY: ApiKey = {
+  id: 'key_SITESITESITESITESITESITE', accountId: 'acc_1', name: '', hostnames: ['example.com'], planId: 'p',
+  challengePolicy: null, rateLimit: null, enabled: true, secret: keySecrets.derive('key_SITESITESITESITESITESITE', 'n'), requestLimit: null,
+};
+const keyCache = createKeyCache({ byId: async (id) => (id === SITE_KEY.id ? SITE_KEY : null), idBySecretHash: async () => null }, keySecrets);
 
 function testRouter(): Router {
   return new Router()
     .add('POST', '/echo', (req) => json({ body: req.json(), ip: req.ip, path: req.path }))
     .add('GET', '/ip', (req) => json({ ip: req.ip, q: req.query.get('q') }))
+    .add('GET', '/browser', async (req) => json({ key: (await authorizeBrowser(req, keyCache)).id }))
     .add('GET', '/boom', () => { throw new Error('secret internal detail'); })
     .add('GET', '/limited', () => { throw new PalisadeError('RATE_LIMITED', undefined, 7); })
     .add('POST', '/small', (req) => json({ size: req.body?.length }), { bodyLimit: 16 })
@@ -60,6 +71,22 @@ describe('HTTP layer', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.deepEqual(await res.json(), { body: { a: [1, 2] }, ip: '127.0.0.1', path: '/echo' });
+  });
+
+  test('a browser route of a key with hostnames: 403 naming the Origin header without one, 200 with it', async () => {
+    const url = `${s.url}/browser?apiKey=${SITE_KEY.id}`;
+    let res = await fetch(url);
+    assert.equal(res.status, 403);
+    const body = await res.json() as Record<string, unknown>;
+    assert.equal(body.error, 'ORIGIN_NOT_ALLOWED');
+    assert.equal(body.statusCode, 403);
+    assert.match(String(body.message), /\bOrigin header\b/);
+    res = await fetch(url, { headers: { origin: 'https://example.com' } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { key: SITE_KEY.id });
+    res = await fetch(url, { headers: { origin: 'https://example.net' } });
+    assert.equal(res.status, 403);
+    assert.deepEqual(await res.json(), { error: 'ORIGIN_NOT_ALLOWED', statusCode: 403 });
   });
 
   test('malformed JSON, empty body, invalid UTF-8, wrong media type', async () => {

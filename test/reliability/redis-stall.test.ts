@@ -16,7 +16,7 @@ import { startHungRedis, type ThrowawayRedis } from '../helpers/redis-server.js'
 import { createTestKey, type Service, type TestKey } from '../helpers/service.js';
 import {
   awaitAccessLines, ConnectionPool, HttpConnection, percentile, report, sleep, solvePayloads, startBatteryService, startRedisBattery,
-  stopRedisBattery,
+  stopRedisBattery, timingBound,
 } from './harness.js';
 import { runVerifyLoad, summarizeOutages, type Outage } from './verify-load.js';
 
@@ -70,8 +70,11 @@ test('redis stalls (CLIENT PAUSE WRITE, then SIGSTOP 5 s): no replay accepted, e
   assert.deepEqual(summary.unexpected, [], 'every answer is a verification, a refusal as used, or 503 STORE_UNAVAILABLE');
   assert.ok(summary.unavailable > 0, 'the stalls were felt (some requests answered 503)');
   assert.equal(served.length, records.length, 'the service logged every request it answered');
-  assert.deepEqual(served.filter((l) => l.ms > ANSWER_BOUND_MS), [], `every request answered within ${ANSWER_BOUND_MS} ms`);
-  for (const r of summary.recovery) assert.ok(r <= RECOVERY_BOUND_MS, `recovered ${r.toFixed(0)} ms after Redis returned`);
+  const late = served.filter((l) => l.ms > ANSWER_BOUND_MS).length;
+  timingBound(late === 0, `${late} requests answered after more than ${ANSWER_BOUND_MS} ms`);
+  for (const r of summary.recovery) timingBound(r <= RECOVERY_BOUND_MS, `recovered ${r.toFixed(0)} ms after Redis returned`);
+  // However slow the machine, the service is verifying again once Redis is back for good.
+  assert.ok(Number.isFinite(summary.recovery.at(-1)!), 'fresh payloads verified after the last stall');
 });
 
 // Regression: a verification read the penalty and then the failed attempts after its claim, each

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 import { childPids, createTestKey, type Service, type TestKey } from '../helpers/service.js';
-import { ConnectionPool, HttpConnection, report, sleep, solvePayloads, startBatteryService } from './harness.js';
+import { ConnectionPool, HttpConnection, report, sleep, solvePayloads, startBatteryService, timingBound } from './harness.js';
 import { runVerifyLoad } from './verify-load.js';
 
 const KILLS = 8;
@@ -130,11 +130,12 @@ test('a worker SIGKILLed every 2 s under load: service answers, failures bounded
   assert.deepEqual(bad.map((r) => r.outcome), [], 'no answer other than verified or already used');
   assert.equal(groups.reduce((n, g) => n + g.failures, 0), failed.length, 'every failure followed a kill');
   groups.forEach((g, i) => {
-    assert.ok(g.windowMs < 250, `kill ${i}: a failure ${g.windowMs.toFixed(0)} ms after the signal`);
+    timingBound(g.windowMs < 250, `kill ${i}: a failure ${g.windowMs.toFixed(0)} ms after the signal`);
     assert.ok(g.failures <= g.inFlight, `kill ${i}: ${g.failures} failures, ${g.inFlight} in flight`);
   });
-  assert.deepEqual(silentSeconds, [], 'verifications succeed every second');
-  respawns.forEach((r, i) => assert.ok(r < RESPAWN_BOUND_MS, `kill ${i}: replacement serving after ${r} ms`));
+  timingBound(silentSeconds.length === 0, `seconds without a verification: ${silentSeconds.join(', ')}`);
+  respawns.forEach((r, i) => timingBound(r < RESPAWN_BOUND_MS, `kill ${i}: replacement serving after ${r.toFixed(0)} ms`));
+  assert.ok(respawns.every((r) => Number.isFinite(r)), 'every killed worker was replaced');
   assert.equal(load.replaysAccepted(), 0, 'a payload was verified twice');
   assert.equal(occupancy.live + occupancy.expired + occupancy.empty, CAPACITY);
   assert.ok(claimed >= load.accepted(), 'every accepted claim is kept');

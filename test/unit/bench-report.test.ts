@@ -1,9 +1,9 @@
-// The README section the bench writes: S4's stocked-pool line names the L figure each configuration
+// The tables the bench writes (bench/README.md, and the summary in README.md): S4's stocked-pool line names the L figure each configuration
 // was divided by (the L bursts of its own minutes), and results written before that pairing (no
 // lRps) still render.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { renderSection, type ResultsFile } from '../../bench/lib/report.js';
+import { renderSection, renderSummary, type ResultsFile } from '../../bench/lib/report.js';
 import type { StockedResult } from '../../bench/lib/stocked-pool.js';
 
 const machine = { cpuModel: 'AMD EPYC', cores: 2, cpuFlags: ['sha_ni'], memoryMb: 24_106, node: 'v20.20.2', os: 'linux' };
@@ -79,4 +79,32 @@ test('bench report: the S5 inspect scenario renders beside the others', () => {
   const text = renderSection(new Map([['S1', file], ['S5', s5]]));
   assert.ok(text.includes('### S5: GET /v1/inspect (default intelligence)'), text);
   assert.ok(text.indexOf('### S1:') < text.indexOf('### S5:'));
+});
+
+test('bench summary: one row per measured scenario with production\'s figures, skipped ones left out, the targets counted', () => {
+  const file = s1(null);
+  const withChecks = {
+    ...file,
+    result: {
+      ...file.result,
+      targets: file.result.targets.map((t) => (t.config === 'production' ? { ...t, vsL: 0.5, vsP: 3.1, paced: { p50: 0.4, p99: 4.2, max: 9 } } : t)),
+      checks: [{ label: 'production ÷ L', target: '≥ 0.5', measured: 0.5, met: true }, { label: 'bare ÷ L', target: '≥ 0.65', measured: 0.6, met: false }],
+    },
+  } as unknown as ResultsFile;
+  const skipped = { ...file, result: { ...file.result, id: 'S3', skipped: 'Redis does not answer' } } as ResultsFile;
+  const text = renderSummary(new Map([['S1', withChecks], ['S3', skipped]]));
+  const rows = text.split('\n').filter((l) => l.startsWith('| S'));
+  assert.deepEqual(rows, ['| S1: GET /v1/challenge (default policy) | 2026-11-25, AMD EPYC | 20,000 | 0.5 | 3.1 | 4.2 | 5,257 |']);
+  assert.ok(text.includes('(Machine: AMD EPYC, 2 cores, SHA-NI, 24 GB, Node v20.20.2;'), text);
+  assert.ok(text.includes('Targets met: 1 of 2.'), text);
+  assert.equal(renderSummary(new Map()), '_No results yet: run `npm run bench`._');
+});
+
+test('bench report: results measured on different machines name each one, at the top and in each section', () => {
+  const a = s1(null);
+  const b = { ...a, machine: { ...a.machine, cpuModel: 'Intel Xeon' }, result: { ...a.result, id: 'S5', title: 'GET /v1/inspect (default intelligence)' } } as ResultsFile;
+  const text = renderSection(new Map([['S1', a], ['S5', b]]));
+  assert.ok(text.includes('Machines: AMD EPYC, 2 cores, SHA-NI, 24 GB, Node v20.20.2; Intel Xeon, 2 cores, SHA-NI, 24 GB, Node v20.20.2.'), text);
+  assert.ok(text.includes('_2026-11-25 on Intel Xeon, 3 × 10 s per target and mode'), text);
+  assert.match(renderSummary(new Map([['S1', a], ['S5', b]])), /\| 2026-11-25, Intel Xeon \|/);
 });

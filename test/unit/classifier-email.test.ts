@@ -146,6 +146,14 @@ describe('e-mail analysis', () => {
     assert.equal(dns.total(), before);
   });
 
+  test('an address under a wildcard public suffix (*.sch.uk) is an address', async () => {
+    const block = await analyzeEmail('office@example-primary.sch.uk', deps, { disabled: new Set(['MX']) });
+    assert.deepEqual(block.rules, rules({}, ['MX']));
+    assert.equal(block.domain, 'example-primary.sch.uk');
+    const bare = await analyzeEmail('office@sch.uk', deps, { disabled: new Set(['MX']) });
+    assert.equal(bare.rules.SYNTAX?.score, 3);
+  });
+
   test('hostile input: a 10,000-character address and one full of @ are refused at once', async () => {
     for (const email of [`${'a'.repeat(10_000)}@acme-widgets.com`, '@'.repeat(10_000), `a@${'b.'.repeat(5000)}com`, '\u0000'.repeat(10_000)]) {
       const started = performance.now();

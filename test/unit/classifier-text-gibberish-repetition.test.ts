@@ -29,13 +29,13 @@ test('GIBBERISH: real words, names, compounds, identifiers, codes and links scor
 
 test('REPETITION: character runs, a word twice in a row, repeated three-word sequences', () => {
   assert.equal(ruleScore('REPETITION', 'Thanks for the quick answer, it works now.'), 0);
-  assert.equal(ruleScore('REPETITION', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'), 2); // a run of 40: ramp(40, 9, 40) = 1
-  assert.equal(ruleScore('REPETITION', 'hello zzzzzzzzzzzzzzzzzzzzzzzz'), 0.97); // 24: 15/31
-  assert.equal(ruleScore('REPETITION', '💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰 money'), 1.03); // 25 emoji: 16/31
+  assert.equal(ruleScore('REPETITION', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'), 1.5); // a run of 40: ramp(40, 9, 40) = 1
+  assert.equal(ruleScore('REPETITION', 'hello zzzzzzzzzzzzzzzzzzzzzzzz'), 0.73); // 24: 1.5 × 15/31
+  assert.equal(ruleScore('REPETITION', '💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰💰 money'), 0.77); // 25 emoji: 1.5 × 16/31
   assert.equal(ruleScore('REPETITION', 'soooo good, yesss, ------------------ and ============== lines'), 0); // separators are no runs
-  assert.equal(ruleScore('REPETITION', 'buy buy buy buy buy now'), 1); // 4 repeats after an allowance of 1: 3/6
-  assert.equal(ruleScore('REPETITION', 'that that is is fine'), 0.33); // 2 repeats: 1/6
+  assert.equal(ruleScore('REPETITION', 'buy buy buy buy buy now'), 0.75); // 4 repeats after an allowance of 1: 1.5 × 3/6
+  assert.equal(ruleScore('REPETITION', 'that that is is fine'), 0.25); // 2 repeats: 1.5 × 1/6
   const copied = 'Best prices for new cars in your town today. '.repeat(4);
-  assert.equal(ruleScore('REPETITION', copied), 2); // 3 of 4 copies repeat: 26 of 34 trigrams
-  assert.equal(ruleScore('REPETITION', 'order 0000000000 and 1111111111'), 0.46); // two runs of 10: 1/31 + 0.2
+  assert.equal(ruleScore('REPETITION', copied), 1.5); // 3 of 4 copies repeat: 26 of 34 trigrams
+  assert.equal(ruleScore('REPETITION', 'order 0000000000 and 1111111111'), 0.35); // two runs of 10: 1.5 × (1/31 + 0.2)
 });

@@ -105,24 +105,28 @@ test('pathological 1 MB inputs finish, in time linear in their length', { timeou
   for (const [label, pattern] of Object.entries(PATHOLOGICAL)) {
     // A slow (unoptimised, preempted) small run only lowers the ratio; the large one takes its best of two.
     const small = run(build(pattern, 100_000));
-    const large = run(build(pattern, 1_000_000), 2);
+    const text = build(pattern, 1_000_000);
+    let large = run(text, 2);
     assertWellFormed(large.block, label);
-    // Below a millisecond the ratio is noise; the 1 MB run alone then proves the point.
-    if (large.ms > 40 * Math.max(small.ms, 1)) slow.push(`${label}: ${small.ms.toFixed(1)} ms → ${large.ms.toFixed(1)} ms`);
+    // Below a millisecond the ratio is noise; the 1 MB run alone then proves the point. A run
+    // preempted by a neighbour on a shared machine gets a second chance of three tries.
+    const bound = 40 * Math.max(small.ms, 1);
+    if (large.ms > bound) large = run(text, 3);
+    if (large.ms > bound) slow.push(`${label}: ${small.ms.toFixed(1)} ms → ${large.ms.toFixed(1)} ms`);
   }
   assert.deepEqual(slow, []);
 });
 
 test('what hostile inputs score: runs, repetition and floods are seen, nothing crashes', () => {
   const a = run(fill('a', 1_000_000)).block;
-  assert.equal(a.rules.REPETITION!.score, 2);
+  assert.equal(a.rules.REPETITION!.score, 1.5);
   assert.equal(a.language, null);
   const emoji = run(fill('😀', 200_000)).block;
-  assert.deepEqual([emoji.rules.EMOJI!.score, emoji.rules.REPETITION!.score], [1, 2]);
+  assert.deepEqual([emoji.rules.EMOJI!.score, emoji.rules.REPETITION!.score], [1, 1.5]);
   const tags = run(fill('<script>', 1_000_000)).block;
   assert.deepEqual([tags.rules.SCRIPT_INJECTION!.score, tags.rules.HTML!.score], [3, 0]);
   const links = run(fill('http://x.example/ ', 1_000_000)).block;
-  assert.equal(links.rules.LINKS!.score, 2);
+  assert.equal(links.rules.LINKS!.score, 1.5);
   const surrogates = run(fill('\ud800a\udc00', 1_000_000)).block;
   assertWellFormed(surrogates, 'surrogates');
 });

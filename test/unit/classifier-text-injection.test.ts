@@ -43,6 +43,9 @@ test("SQL_INJECTION: quote tautologies and comments, UNION SELECT, stacked state
   assert.equal(ruleScore('SQL_INJECTION', "1;delete from accounts"), 3);
   assert.equal(ruleScore('SQL_INJECTION', "'; EXEC xp_cmdshell('dir')"), 4); // stacked EXEC and the xp_cmdshell probe
   assert.equal(ruleScore('SQL_INJECTION', '1 AND SLEEP(5)'), 3);
+  assert.equal(ruleScore('SQL_INJECTION', "x'||sleep(5)"), 3);
+  assert.equal(ruleScore('SQL_INJECTION', 'id=1 or BENCHMARK(5000000,MD5(1))'), 3);
+  assert.equal(ruleScore('SQL_INJECTION', '(SELECT SLEEP(5))'), 3);
   assert.equal(ruleScore('SQL_INJECTION', "1; WAITFOR DELAY '0:0:5'"), 3);
   assert.equal(ruleScore('SQL_INJECTION', 'select * from information_schema.tables'), 3);
   assert.equal(ruleScore('SQL_INJECTION', 'select @@version'), 3);
@@ -54,6 +57,7 @@ test('SQL_INJECTION: prose that looks a little like SQL scores 0', () => {
     "The 'or' operator and the \"and\" one; I'd like a table for two.",
     'The union members select a chair; drop the table idea. Delete from the list; insert into the form.',
     "I need sleep (5 hours) and a benchmark of the new version. Don't wait for delay.",
+    'for (const id of ids) {\n  await client.get(id);\n  await sleep(250);\n}\nthen time.sleep(1) and Thread.sleep(100)',
     'Information about the schema? xp is old; exec summary attached.',
     "rock'n'roll, O'Brien's and 'quoted' words",
     '`-- redhat tree output, print "# comment"',

@@ -47,12 +47,12 @@ test('every term of every language is found in a sentence, with at least its wei
 test('scores: a term counts once however often it occurs; strong and weak weights add up to the maximum', () => {
   assert.equal(ruleScore('PHARMACY', 'viagra'), 1.5);
   assert.equal(ruleScore('PHARMACY', 'viagra viagra VIAGRA Viagra'), 1.5);
-  assert.equal(ruleScore('PHARMACY', 'my pills'), 0.4);
-  assert.equal(ruleScore('PHARMACY', 'viagra and cialis pills'), 3.4);
+  assert.equal(ruleScore('PHARMACY', 'my pills'), 0.25);
+  assert.equal(ruleScore('PHARMACY', 'viagra and cialis pills'), 3.25);
   assert.equal(ruleScore('PHARMACY', 'buy viagra'), 3); // the drug and the phrase
   assert.equal(ruleScore('PHARMACY', 'viagra cialis levitra xanax valium tramadol'), 5); // at most 5
-  assert.equal(ruleScore('PROFANITY', 'this damn thing'), 0.3);
-  assert.equal(ruleScore('PROFANITY', 'this fucking shit'), 1.5);
+  assert.equal(ruleScore('PROFANITY', 'this damn thing'), 0.15);
+  assert.equal(ruleScore('PROFANITY', 'this fucking shit'), 1);
   assert.equal(ruleScore('MARKETING', 'click here for a discount'), 1.25);
   assert.equal(ruleScore('SEO', 'We sell high DA backlinks and guest posts'), 4.5);
 });
@@ -61,7 +61,7 @@ test('obfuscations: case, diacritics, full-width and mathematical letters, look-
   for (const text of [
     'VIAGRA', 'Viágra', 'ＶＩＡＧＲＡ', '𝐯𝐢𝐚𝐠𝐫𝐚', '𝕍𝕀𝔸𝔾ℝ𝔸', 'v1agra', 'V14GR4', 'vi@gra', 'v i a g r a', 'V.I.A.G.R.A', 'v-i-a-g-r-a', 'v i a g r a!',
   ]) assert.equal(ruleScore('PHARMACY', text), 1.5, text);
-  assert.equal(ruleScore('CASINO', 'ca$ino'), 0.4);
+  assert.equal(ruleScore('CASINO', 'ca$ino'), 0.25);
   assert.equal(ruleScore('CASINO', 'c a s\ni n o'), 0); // a line break ends spaced letters
   assert.equal(ruleScore('CASINO', 'b e s t c a s i n o'), 0); // spaced runs are whole words only
   assert.equal(ruleScore('CASINO', 'FREE  SPINS'), 1.5);
@@ -71,14 +71,14 @@ test('obfuscations: case, diacritics, full-width and mathematical letters, look-
 
 test('languages: the classifier language and the detected one apply, other languages do not', () => {
   // "kredit" is German; "lenen" Dutch; "slot" (a lock in Dutch) is on no list.
-  assert.equal(ruleScore('LOANS', 'Sofortkredit ohne Schufa', { classifier: 'de' }), 1.9); // strong and weak
+  assert.equal(ruleScore('LOANS', 'Sofortkredit ohne Schufa', { classifier: 'de' }), 1.75); // strong and weak
   assert.equal(ruleScore('LOANS', 'Sofortkredit ohne Schufa', { classifier: 'en' }), 0);
-  assert.equal(ruleScore('LOANS', 'snel geld lenen', { classifier: 'nl' }), 1.9);
+  assert.equal(ruleScore('LOANS', 'snel geld lenen', { classifier: 'nl' }), 1.75);
   assert.equal(ruleScore('CASINO', 'het slot van de deur', { classifier: 'nl' }), 0);
   // Language-independent names apply whatever the classifier.
   assert.equal(ruleScore('CASINO', 'bet365 und 1xbet', { classifier: 'de' }), 3);
   // A weak word in one language can be strong in another: each language decides for itself.
-  assert.equal(ruleScore('ADULT', 'sexo', { classifier: 'es' }), 0.4);
+  assert.equal(ruleScore('ADULT', 'sexo', { classifier: 'es' }), 0.25);
   assert.equal(ruleScore('ADULT', 'sexo', { classifier: 'en' }), 0);
 });
 

@@ -1,5 +1,5 @@
 // `npm run cli -- state`: how full the shared-memory state table is, read from the file the service
-// uses (README, "Sizing the shared-memory state table"). No database is opened for it.
+// uses (docs/operations.md, "Sizing"). No database is opened for it.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { classifierDocWithRules, configurationMarkdown, errorsMarkdown, readmeWithConfiguration } from '../../scripts/gen-docs.js';
+import { END_MARKER, latestResults, renderSection, renderSummary, START_MARKER } from '../../bench/lib/report.js';
+import { README_END, README_START } from '../../eval/lib/report.js';
+import { classifierDocWithRules, configurationMarkdown, errorsMarkdown } from '../../scripts/gen-docs.js';
 import { ALL_RULES } from '../../src/classifier/classify.js';
 import { ERRORS } from '../../src/errors.js';
 import { VARIABLES } from '../../src/config/index.js';
@@ -17,18 +19,62 @@ test('docs/errors.md lists exactly the catalogue (run `npm run docs` after chang
 test('docs/configuration.md lists every variable with its default (run `npm run docs`)', () => {
   const doc = read('docs/configuration.md');
   assert.equal(doc, configurationMarkdown());
-  for (const name of Object.keys(VARIABLES)) assert.match(doc, new RegExp(`\\| \`${name}\` \\|`));
-});
-
-test('README configuration reference is the generated one and names every variable', () => {
-  const readme = read('README.md');
-  assert.equal(readme, readmeWithConfiguration(readme));
-  const missing = Object.keys(VARIABLES).filter((n) => !readme.includes(`| \`${n}\` |`));
-  assert.deepEqual(missing, []);
+  for (const name of Object.keys(VARIABLES)) assert.match(doc, new RegExp(`\\| \`${name}\` \\| [^|]+ \\| (implemented|planned: [^|]+|ignored: [^|]+) \\|`), name);
 });
 
 test('docs/classifier.md lists every classifier rule with its score (run `npm run docs`)', () => {
   const doc = read('docs/classifier.md');
   assert.equal(doc, classifierDocWithRules(doc));
   for (const rule of ALL_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
+});
+
+const root = new URL('../../../', import.meta.url);
+const PAGES = ['README.md', 'src/README.md', 'bench/README.md', 'bench/micro/README.md', 'eval/README.md', ...readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/`/g, '').replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+}
+
+test('every relative link of the documentation names a file that exists, and an anchor that one of its headings has', () => {
+  const broken: string[] = [];
+  for (const page of PAGES) {
+    const text = read(page).replace(/```[\s\S]*?```/g, '');
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const link = m[1]!;
+      if (/^[a-z]+:/.test(link)) continue;
+      const [path, anchor] = link.split('#') as [string, string | undefined];
+      const target = path === '' ? new URL(page, root) : new URL(path, new URL(page, root));
+      if (!existsSync(target)) { broken.push(`${page}: ${link}`); continue; }
+      if (anchor === undefined || !target.pathname.endsWith('.md')) continue;
+      const headings = readFileSync(target, 'utf8').replace(/```[\s\S]*?```/g, '').split('\n')
+        .filter((l) => /^#{1,6} /.test(l)).map((l) => anchorOf(l.replace(/^#+ /, '')));
+      if (!headings.includes(anchor)) broken.push(`${page}: ${link} (no such heading)`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+test('docs/README.md links every page of docs/', () => {
+  const index = read('docs/README.md');
+  const missing = readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md') && f !== 'README.md' && !index.includes(`](${f})`));
+  assert.deepEqual(missing, []);
+});
+
+test('the README stays short (at most 250 lines) and keeps one pair of eval markers', () => {
+  const readme = read('README.md');
+  assert.ok(readme.split('\n').length <= 250);
+  assert.equal(readme.split(README_START).length, 2);
+  assert.equal(readme.split(README_END).length, 2);
+  assert.ok(readme.indexOf(README_START) < readme.indexOf(README_END));
+});
+
+test('the bench tables are what `npm run bench -- --report` writes from bench/results, once per page', () => {
+  const latest = latestResults(new URL('bench/results/', root).pathname);
+  for (const [page, section] of [['README.md', renderSummary(latest)], ['bench/README.md', renderSection(latest)]] as const) {
+    const text = read(page);
+    assert.equal(text.split(START_MARKER).length, 2, `${page}: one ${START_MARKER}`);
+    assert.equal(text.split(END_MARKER).length, 2, `${page}: one ${END_MARKER}`);
+    assert.equal(text.slice(text.indexOf(START_MARKER) + START_MARKER.length, text.indexOf(END_MARKER)), `\n${section}\n`, page);
+  }
 });

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import {
   authorizeBrowser, authorizeServer, createPlanLimitCheck, SIGNATURE_SALT_WINDOW_MS, type ClaimSalt,
 } from '../../src/keys/authorize.js';
+import { errorBodyOf, PalisadeError } from '../../src/errors.js';
 import { createKeyCache } from '../../src/keys/key-cache.js';
 import type { ApiKey } from '../../src/keys/types.js';
 import { fakeRequest, testKeySecrets } from '../helpers/db.js';
@@ -53,6 +54,27 @@ test('browser: Origin (else Referer) host must match the key hostnames; wildcard
   ]) {
     await assert.rejects(browser(q, headers), { code: 'ORIGIN_NOT_ALLOWED' }, JSON.stringify(headers));
   }
+});
+
+test('browser: a key with hostnames and a request without Origin or Referer: 403 whose message names the Origin header', async () => {
+  const q = `apiKey=${SITE.id}`;
+  for (const headers of <Record<string, string>[]>[{}, { origin: '' }, { origin: 'null' }, { referer: '' }]) {
+    const err = await browser(q, headers).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof PalisadeError, JSON.stringify(headers));
+    assert.equal(err.code, 'ORIGIN_NOT_ALLOWED');
+    assert.equal(err.statusCode, 403);
+    const body = JSON.parse(errorBodyOf(err)) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body), ['error', 'statusCode', 'message']);
+    assert.equal(body.error, 'ORIGIN_NOT_ALLOWED');
+    assert.equal(body.statusCode, 403);
+    assert.match(String(body.message), /\bOrigin header\b/);
+  }
+  // An Origin that names another host is refused without a message: the header was there.
+  const other = await browser(q, { origin: 'https://example.net' }).then(() => null, (e: unknown) => e);
+  assert.ok(other instanceof PalisadeError);
+  assert.equal(errorBodyOf(other), '{"error":"ORIGIN_NOT_ALLOWED","statusCode":403}');
+  // A key without hostnames needs no Origin.
+  assert.equal((await browser(`apiKey=${OPEN.id}`)).id, OPEN.id);
 });
 
 function signedRequest(o: {

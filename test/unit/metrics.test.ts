@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { AggregatorRegistry, Histogram, Registry } from 'prom-client';
 import { PalisadeError } from '../../src/errors.js';
-import { createMetrics, RequestHistogram } from '../../src/metrics.js';
+import { createMetrics, RequestHistogram, watchCpuUsage } from '../../src/metrics.js';
 import { openSharedMemoryStore } from '../../src/store/shared-memory-store.js';
 
 const BOUNDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -109,4 +109,36 @@ test('a PalisadeError carries its code and message but no stack frames', () => {
   assert.doesNotMatch(err.stack ?? '', /\n\s+at /);
   // The limit is restored: other errors keep their stacks.
   assert.match(new Error('x').stack ?? '', /\n\s+at /);
+});
+
+test('CPU usage gauge: cores kept busy between scrapes, from user plus system time over wall time', async () => {
+  const registry = new Registry();
+  let wallNs = 0n;
+  let cpu = { user: 0, system: 0 };
+  watchCpuUsage([registry], () => wallNs, () => cpu);
+  const value = async () => (await registry.getSingleMetric('palisade_process_cpu_usage')!.get()).values[0]?.value;
+  wallNs = 2_000_000_000n; // 2 s
+  cpu = { user: 1_500_000, system: 500_000 }; // 2 s of CPU: one core busy
+  assert.equal(await value(), 1);
+  wallNs += 1_000_000_000n;
+  cpu = { user: cpu.user + 250_000, system: cpu.system }; // a quarter of a core
+  assert.equal(await value(), 0.25);
+  // No time passed: the last value stays rather than a division by zero.
+  assert.equal(await value(), 0.25);
+  wallNs += 1_000_000_000n;
+  cpu = { user: cpu.user + 1_000_000, system: cpu.system + 1_000_000 }; // two cores
+  assert.equal(await value(), 2);
+});
+
+test('createMetrics exports the CPU usage gauge beside the default memory gauges', async () => {
+  const m = createMetrics();
+  const text = await m.registry.metrics();
+  assert.match(text, /^# TYPE palisade_process_cpu_usage gauge$/m);
+  assert.match(text, /^palisade_process_cpu_usage \d+(\.\d+)?(e-?\d+)?$/m);
+  assert.match(text, /^# TYPE palisade_process_resident_memory_bytes gauge$/m);
+  assert.match(text, /^# TYPE palisade_nodejs_heap_size_used_bytes gauge$/m);
+  m.close();
+  const bare = createMetrics({ defaultMetrics: false });
+  assert.doesNotMatch(await bare.registry.metrics(), /palisade_process_cpu_usage/);
+  bare.close();
 });

@@ -73,8 +73,36 @@ test('a past month, and a month without usage', async () => {
   });
   assert.deepEqual(JSON.parse(String((await get('month=2020-01', `Bearer ${sibling.secret}`)).body)), {
     classifications: { BAD: '0', GOOD: '0', NEUTRAL: '0' }, referrers: {}, requests: { account: 0, apiKey: 0 },
-    plan: { name: 'unlimited', requestLimit: null },
+    plan: { name: 'unlimited', requestLimit: -1 },
   });
+});
+
+test('the spec\'s Month parameter selects the month as month does; Month wins when both are given', async () => {
+  const past = {
+    classifications: { BAD: '4', GOOD: '1', NEUTRAL: '2' },
+    referrers: { 'https://old.example.com': 7 },
+    requests: { account: 7, apiKey: 7 },
+    plan: { name: 'pro', requestLimit: 50 },
+  };
+  assert.deepEqual(JSON.parse(String((await get('Month=2023-12')).body)), past);
+  assert.deepEqual(JSON.parse(String((await get('Month=2023-12&month=2024-05')).body)), past);
+  assert.equal(JSON.parse(String((await get('month=2023-12&Month=2024-05')).body)).requests.apiKey, 30);
+  // An empty Month is the current month, as an empty month is.
+  assert.equal(JSON.parse(String((await get('Month=')).body)).requests.apiKey, 30);
+  for (const bad of ['2024-13', '2024-5', '2023-12-01', 'x'.repeat(1000), '%00']) {
+    await assert.rejects(get(`Month=${encodeURIComponent(bad)}`), { code: 'INVALID_MONTH' }, bad);
+  }
+  await assert.rejects(get('Month=bad&month=2023-12'), { code: 'INVALID_MONTH' });
+});
+
+test('an unlimited plan reports requestLimit -1, a number as the spec types it; a plan of 0 reports 0', async () => {
+  const r = JSON.parse(String((await get('', `Bearer ${sibling.secret}`)).body));
+  assert.equal(r.plan.requestLimit, -1);
+  assert.equal(typeof r.plan.requestLimit, 'number');
+  await setPlan(t.db.sql, 'none', 0);
+  const account = await ensureDefaultAccount(t.db.sql, 'Default Account');
+  const zero = (await createApiKey(t.db.sql, secrets, { accountId: account.id, plan: 'none' }, 'test')).key;
+  assert.deepEqual(JSON.parse(String((await get('month=2020-01', `Bearer ${zero.secret}`)).body)).plan, { name: 'none', requestLimit: 0 });
 });
 
 test('an HMAC-signed request works; month must be YYYY-MM', async () => {

@@ -101,6 +101,25 @@ export function afterValueSemicolon(text: string, start: number): boolean {
   return (c >= 0x30 && c <= 0x39) || c === 0x27 || c === 0x22 || c === 0x60 || c === 0x29;
 }
 
+/**
+ * A time-based probe's context before text[start] ("' AND SLEEP(5)", "1 OR SLEEP(5)", "'; SELECT
+ * SLEEP(5)", "(SELECT … BENCHMARK(", "=SLEEP(", "'||SLEEP("): a quote, ';', '(', ',', '=' or '|' just
+ * before, or the word AND, OR or SELECT; not a program's "await sleep(250)". Looks back at most 16
+ * characters.
+ */
+export function sqlContextBefore(text: string, start: number): boolean {
+  let k = start - 1;
+  while (k >= 0 && k >= start - 8 && isBlank(text.charCodeAt(k))) k--;
+  if (k < 0) return false;
+  const c = text.charCodeAt(k);
+  if (c === 0x27 || c === 0x22 || c === 0x3b || c === 0x28 || c === 0x2c || c === 0x3d || c === 0x7c) return true;
+  const wordEnd = k + 1;
+  while (k >= 0 && wordEnd - k <= 6 && isAsciiLetter(text.charCodeAt(k))) k--;
+  if (k >= 0 && isAsciiAlnum(text.charCodeAt(k))) return false;
+  const word = text.slice(k + 1, wordEnd).toLowerCase();
+  return word === 'and' || word === 'or' || word === 'select';
+}
+
 /** A BBCode link at '[': "[url]", "[url=", "[link]", "[link=" in any case. */
 export function isBbLink(text: string, i: number): boolean {
   return (startsWithLower(text, i + 1, 'url') && isAny(text.charCodeAt(i + 4), 0x3d, 0x5d))

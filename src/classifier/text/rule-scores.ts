@@ -28,8 +28,9 @@ export function hashtagScore(scan: TextScan): number {
 
 export function linksScore(scan: TextScan): number {
   if (scan.urls === 0) return 0;
-  const dense = scan.nonSpace - scan.urlChars < 20 ? 0.5 : 0;
-  return Math.min(2, 0.25 + 0.35 * (scan.urls - 1) + dense);
+  const dense = scan.nonSpace - scan.urlChars < 20 ? 0.75 : 0;
+  const allowance = 1 + Math.floor(scan.words / 100);
+  return Math.min(1.5, 0.1 + 0.2 * Math.max(0, scan.urls - allowance) + dense);
 }
 
 export function shortenerScore(shorteners: number): number {
@@ -55,7 +56,7 @@ export function repetitionScore(scan: TextScan): number {
   const allowance = 1 + Math.floor(scan.words / 300);
   const adjacent = ramp(scan.adjacentRepeats, allowance, allowance + 6);
   const sequences = scan.keyCount >= 12 ? ramp(repeatedTrigramShare(scan.keys, scan.keyCount), 0.25, 0.7) : 0;
-  return 2 * Math.min(1, runs + adjacent + sequences);
+  return 1.5 * Math.min(1, runs + adjacent + sequences);
 }
 
 /** Slots kept allocated between calls; a larger table made for a huge text is dropped by the next call. */
@@ -95,6 +96,9 @@ export function repeatedTrigramShare(keys: Int32Array, count: number): number {
   return repeated / trigrams;
 }
 
+/** What a family's weak terms may add up to when none of its strong terms occurs. */
+export const WEAK_ALONE_MAX = 0.5;
+
 /**
  * Score of each vocabulary family (VOCABULARY_FAMILIES order) from the confirmed lexicon hits:
  * a term counts once, strong if any of its applicable postings is strong; postings of other
@@ -116,5 +120,8 @@ export function vocabularyScores(hits: readonly number[], lexicon: Lexicon, lang
       else if (seen[f] === 1) weak[f]!++;
     }
   }
-  return VOCABULARY_FAMILIES.map((family, f) => Math.min(maxima[f]!, strong[f]! * family.strong + weak[f]! * family.weak));
+  return VOCABULARY_FAMILIES.map((family, f) => {
+    const weakScore = weak[f]! * family.weak;
+    return Math.min(maxima[f]!, strong[f]! * family.strong + (strong[f] === 0 ? Math.min(weakScore, WEAK_ALONE_MAX) : weakScore));
+  });
 }

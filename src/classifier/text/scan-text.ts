@@ -10,7 +10,7 @@ import { canonicalWords, FNV_OFFSET, FNV_PRIME, LEET, mixWords } from './fold.js
 import { findEntry, PREFIX, SPECIAL, TERM, type Lexicon } from './lexicon.js';
 import { bareDomainStart, domainChainEnd, mayStartUrl, schemeHostStart, urlEnd } from './link-shapes.js';
 import {
-  afterValueSemicolon, isBbLink, isDigitOrQuote, isHexColor, quoteShapes, SCRIPT, SQL, startsWithLower, tagShapes,
+  afterValueSemicolon, isBbLink, isDigitOrQuote, isHexColor, quoteShapes, SCRIPT, SQL, sqlContextBefore, startsWithLower, tagShapes,
 } from './markup-shapes.js';
 
 export { SCRIPT, SQL } from './markup-shapes.js';
@@ -529,7 +529,9 @@ class Scanner {
         }
         break;
       case SPECIAL.SLEEP:
-        if (end + 1 < this.n && text.charCodeAt(end) === 0x28 && isDigitOrQuote(text.charCodeAt(end + 1))) out.sql |= SQL.TIME;
+        if (end + 1 < this.n && text.charCodeAt(end) === 0x28 && isDigitOrQuote(text.charCodeAt(end + 1)) && sqlContextBefore(text, start)) {
+          out.sql |= SQL.TIME;
+        }
         break;
       case SPECIAL.WAITFOR:
         if (startsWithLower(text, end, ' delay')) out.sql |= SQL.TIME;

@@ -1,7 +1,8 @@
 // The text rules: names, scores at full strength and what each measures. A rule's score grows
 // with the strength of its signal up to the score below; ramp(x, a, b) is 0 at or below a, 1 at
-// or above b, linear between. Bands decided elsewhere: GOOD < 1 ≤ NEUTRAL < 5 ≤ BAD, so one mild
-// signal on a legitimate message stays below 1 and a clear spam message passes 5.
+// or above b, linear between. The default bands (policy.ts) are GOOD < 1 ≤ NEUTRAL < 3 ≤ BAD: one
+// mild signal on a legitimate message stays below 1, one strong vocabulary term makes a message
+// NEUTRAL, and it takes two independent strong signals to reach BAD.
 import type { RuleDefinition } from '../types.js';
 
 /** A vocabulary family: its rule, its data file and the weight of a strong and a weak term. */
@@ -13,14 +14,14 @@ export interface VocabularyFamily {
 }
 
 export const VOCABULARY_FAMILIES: readonly VocabularyFamily[] = Object.freeze([
-  { rule: 'PHARMACY', file: 'pharmacy.json', strong: 1.5, weak: 0.4 },
-  { rule: 'CASINO', file: 'casino.json', strong: 1.5, weak: 0.4 },
-  { rule: 'LOANS', file: 'loans.json', strong: 1.5, weak: 0.4 },
-  { rule: 'CRYPTO', file: 'crypto.json', strong: 1.5, weak: 0.4 },
-  { rule: 'SEO', file: 'seo.json', strong: 1.5, weak: 0.4 },
-  { rule: 'ADULT', file: 'adult.json', strong: 1.5, weak: 0.4 },
-  { rule: 'PROFANITY', file: 'profanity.json', strong: 0.75, weak: 0.3 },
-  { rule: 'SCAM', file: 'scam.json', strong: 1.5, weak: 0.4 },
+  { rule: 'PHARMACY', file: 'pharmacy.json', strong: 1.5, weak: 0.25 },
+  { rule: 'CASINO', file: 'casino.json', strong: 1.5, weak: 0.25 },
+  { rule: 'LOANS', file: 'loans.json', strong: 1.5, weak: 0.25 },
+  { rule: 'CRYPTO', file: 'crypto.json', strong: 1.5, weak: 0.25 },
+  { rule: 'SEO', file: 'seo.json', strong: 1.5, weak: 0.25 },
+  { rule: 'ADULT', file: 'adult.json', strong: 1.5, weak: 0.25 },
+  { rule: 'PROFANITY', file: 'profanity.json', strong: 0.5, weak: 0.15 },
+  { rule: 'SCAM', file: 'scam.json', strong: 1.5, weak: 0.25 },
   { rule: 'MARKETING', file: 'marketing.json', strong: 1, weak: 0.25 },
 ]);
 
@@ -29,7 +30,7 @@ const vocabulary = (family: VocabularyFamily, score: number, what: string): Rule
   dimension: 'text',
   score,
   description: `${what} (vocabularies/${family.file}): ${family.strong} per distinct strong term or phrase, ${family.weak} per `
-    + `distinct weak one, at most ${score}. Terms of the classifier's language, of the detected language and of all languages count.`,
+    + `distinct weak one (weak terms alone add at most 0.5), at most ${score}. Terms of the classifier's language, of the detected language and of all languages count.`,
 });
 
 const family = (rule: string): VocabularyFamily => VOCABULARY_FAMILIES.find((f) => f.rule === rule)!;
@@ -56,9 +57,9 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
     description: 'Hashtags ("#word"; not "#123", "C#" or a colour like "#fff"): ramp(count, 2, 8).',
   },
   {
-    name: 'LINKS', dimension: 'text', score: 2,
-    description: 'Links (http://, https://, ftp://, www., bare domains with a common TLD): 0.25 for the first, 0.35 per further one, '
-      + '0.5 more when the text besides the links has fewer than 20 non-space characters; at most 2.',
+    name: 'LINKS', dimension: 'text', score: 1.5,
+    description: 'Links (http://, https://, ftp://, www., bare domains with a common TLD): 0.1 when there is one, 0.2 per link '
+      + 'beyond an allowance of one plus one per 100 words, 0.75 more when the text besides the links has fewer than 20 non-space characters; at most 1.5.',
   },
   {
     name: 'LINK_SHORTENER', dimension: 'text', score: 1.5,
@@ -85,7 +86,7 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
     name: 'SQL_INJECTION', dimension: 'text', score: 4,
     description: "SQL shapes: a quote then an OR/AND tautology (' OR 1=1) or a comment ('--, '#, '/*), UNION [ALL] SELECT, "
       + 'a statement after a value and ";" (1; DROP TABLE, \'; DELETE FROM, INSERT INTO, EXEC xp_, SHUTDOWN), '
-      + 'SLEEP(n)/BENCHMARK(/WAITFOR DELAY, '
+      + 'SLEEP(n)/BENCHMARK( after a quote, ";", "(", ",", "=", "|" or AND/OR/SELECT (not a program\'s sleep(250)), WAITFOR DELAY, '
       + 'information_schema/xp_cmdshell/sysobjects/@@version. 3 for one kind, 4 for two or more.',
   },
   {
@@ -95,11 +96,11 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
       + '4 × min(1, 2 × share of such words among all words): a text of random strings is a bot\'s.',
   },
   {
-    name: 'REPETITION', dimension: 'text', score: 2,
+    name: 'REPETITION', dimension: 'text', score: 1.5,
     description: 'Repeated text: a run of 10+ identical letters, digits or emoji (ramp(longest, 9, 40) + 0.2 per further run), '
       + 'the same word twice in a row (ramp(count, allowance, allowance + 6), allowance 1 plus one per 300 words), '
       + 'repeated three-word sequences from 12 words on '
-      + '(ramp(share seen before, 0.25, 0.7)); 2 × min(1, sum).',
+      + '(ramp(share seen before, 0.25, 0.7)); 1.5 × min(1, sum).',
   },
   vocabulary(family('PHARMACY'), 5, 'Pharmacy spam: drug names, online pharmacies, "no prescription"'),
   vocabulary(family('CASINO'), 5, 'Gambling spam: online casinos, free spins, betting'),
@@ -107,7 +108,7 @@ export const TEXT_RULES: readonly RuleDefinition[] = Object.freeze([
   vocabulary(family('CRYPTO'), 5, 'Crypto and investment scams: guaranteed returns, trading platforms, wallet recovery'),
   vocabulary(family('SEO'), 5, 'SEO and link selling: backlinks, guest posts, "first page of Google"'),
   vocabulary(family('ADULT'), 5, 'Adult content and dating spam'),
-  vocabulary(family('PROFANITY'), 3, 'Profanity and slurs'),
+  vocabulary(family('PROFANITY'), 1.5, 'Profanity and slurs'),
   vocabulary(family('SCAM'), 5, 'Advance-fee, lottery and account scams: "next of kin", "you have won", Western Union'),
   vocabulary(family('MARKETING'), 3, 'Sales pitches: "click here", "limited time offer", "make money online"'),
 ]);
