@@ -10,7 +10,8 @@ COPY scripts ./scripts
 COPY test ./test
 COPY bench ./bench
 COPY eval ./eval
-# Builds the addon (install script) and the TypeScript (prepare), then drops dev dependencies.
+COPY console ./console
+# Builds the addon (install script), the TypeScript and the console (prepare), then drops dev dependencies.
 RUN npm ci && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -22,6 +23,7 @@ COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/build/Release/palisade.node ./build/Release/palisade.node
 COPY --from=build --chown=node:node /app/build/pglite-template ./build/pglite-template
 COPY --from=build --chown=node:node /app/dist/src ./dist/src
+COPY --from=build --chown=node:node /app/dist/console ./dist/console
 ENV NODE_ENV=production DATA_DIR=/data PORT=8080
 VOLUME ["/data"]
 EXPOSE 8080

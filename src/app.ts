@@ -15,7 +15,9 @@ import { createAbuseProtection } from './abuse/index.js';
 import { createThreatIndex, type ThreatIndex } from './intel/threat-index.js';
 import { threatSources } from './intel/threat-sources.js';
 import { registerListMetrics } from './lists/metrics.js';
+import { registerAdminRoutes } from './routes/admin.js';
 import { registerApiRoutes } from './routes/api.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { startIntelligence, type Intelligence } from './intel/start.js';
 import { loadClassifierLists, type ClassifierLists } from './classifier/classifier-lists.js';
 import { createMxLookup, type MxLookup } from './classifier/mx-lookup.js';
@@ -67,6 +69,16 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
   if (store instanceof SharedMemoryStore) metrics.watchStateTable(store);
   metrics.watchEvictions(store);
 
+  const subscribeLogs = async (onLine: (line: string) => void) => {
+    if (!link) return options.localLogs?.subscribe(onLine) ?? (() => {});
+    const off = link.on((m) => { if (m.t === 'log') onLine(m.line); });
+    await link.request('logs-subscribe', 2000);
+    return () => {
+      off();
+      link.request('logs-unsubscribe', 2000).catch(() => {});
+    };
+  };
+
   registerOpsRoutes(router, {
     version: config.version,
     nodeName: config.NODE_NAME,
@@ -99,15 +111,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
       if (link) return { contentType: metrics.registry.contentType, body: (await link.request('metrics', 5000)) as string };
       return { contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
     },
-    async subscribeLogs(onLine) {
-      if (!link) return options.localLogs?.subscribe(onLine) ?? (() => {});
-      const off = link.on((m) => { if (m.t === 'log') onLine(m.line); });
-      await link.request('logs-subscribe', 2000);
-      return () => {
-        off();
-        link.request('logs-unsubscribe', 2000).catch(() => {});
-      };
-    },
+    subscribeLogs,
     securityTxt: resolveSecurityTxt(config.SECURITY_TXT, config.BASE_URL, (path) => {
       try { return readFileSync(path, 'utf8'); } catch { return null; }
     }),
@@ -140,6 +144,10 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
     const { undocumented } = registerDocsRoutes(router, { version: config.version, basePath: config.APP_BASE_PATH });
     if (undocumented.length > 0) logger.warn({ routes: undocumented }, 'routes without a description in src/api-schema/: missing from /v1/docs');
   }
+  // The admin API and the console (docs/admin.md) come after the document: it describes the public
+  // API; they are described in docs/admin.md.
+  registerAdminRoutes(router, { config, sql: db.sql, secrets: services.keySecrets, store, logger, subscribeLogs });
+  registerConsoleRoutes(router, { basePath: config.APP_BASE_PATH, whitelist: config.APP_IP_WHITELIST, logger });
 
   // The access log and the stored request logs (per-request analytics) go together: ACCESS_LOG_ENABLED.
   const access = config.ACCESS_LOG_ENABLED ? accessLog(logger) : null;
@@ -180,6 +188,7 @@ export async function startApp(config: Config, options: AppOptions): Promise<App
         usage.logRequest({
           apiKeyId: key.id, accountId: key.accountId, ip: req.ip, method: req.method, path: req.path, status, durationMs: ms,
           country: signals.country, threats: signals.threats === null ? null : Object.keys(signals.threats).join(','),
+          classification: req.usage?.classification ?? null,
         });
       }
     },

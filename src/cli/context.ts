@@ -10,6 +10,7 @@ import { migrate } from '../db/migrate.js';
 import { socketAlive } from '../db/socket-alive.js';
 import { loadConfig, type Config } from '../config/index.js';
 import type { KeySecrets } from '../keys/secrets.js';
+import type { AdminContext } from '../admin/context.js';
 import type { EmbeddedDatabase } from '../primary/embedded-db.js';
 
 /** Wrong use of the CLI: the message is printed with the usage text, and the exit status is 2. */
@@ -41,6 +42,8 @@ export interface Context {
   readonly out: (human: string, data: unknown) => void;
   /** Who the audit log names: cli:<user>. */
   readonly actor: string;
+  /** The admin domain (src/admin/) as this operator: the console and the admin API go through the same functions. */
+  readonly admin: AdminContext;
 }
 
 /** The service's configuration from the environment, flags applied. */

@@ -1,5 +1,5 @@
 // `keys hostname release HOSTNAME` and `keys hostname reassign HOSTNAME KEY_ID` (docs/hostnames.md).
-import { reassignHostname, releaseHostname } from '../keys/hostname-claims.js';
+import { reassignKeyHostname, releaseKeyHostname } from '../admin/keys.js';
 import { isKeyId } from '../keys/secrets.js';
 import { type Context, UsageError } from './context.js';
 
@@ -7,7 +7,7 @@ export async function hostnameCommand(args: string[], ctx: Context): Promise<voi
   const [verb, hostname, keyId, ...extra] = args;
   const list = (ids: readonly string[]) => (ids.length === 0 ? 'none' : ids.join(', '));
   if (verb === 'release' && hostname !== undefined && keyId === undefined) {
-    const r = await releaseHostname(ctx.db.sql, hostname, ctx.actor);
+    const r = await releaseKeyHostname(ctx.admin, hostname);
     ctx.out(`released ${r.hostname}
 revoked:  ${list(r.revoked)}
 cleared:  ${list(r.cleared)}
@@ -17,7 +17,7 @@ cleared:  ${list(r.cleared)}
   }
   if (verb === 'reassign' && hostname !== undefined && keyId !== undefined && extra.length === 0) {
     if (!isKeyId(keyId)) throw new Error(`"${keyId}" is not a key id`);
-    const r = await reassignHostname(ctx.db.sql, hostname, keyId, ctx.actor);
+    const r = await reassignKeyHostname(ctx.admin, hostname, keyId);
     ctx.out(`${r.hostname} is held by ${r.apiKey} (hostnames: ${r.hostnames.join(', ') || '*'})
 revoked:  ${list(r.revoked)}
 ` +

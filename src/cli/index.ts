@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/index.js';
 import { createKeySecrets, deriveApiKeySecretKey } from '../keys/secrets.js';
-import { createAccountCommand, listAccountsCommand } from './accounts.js';
+import { accountStatusCommand, createAccountCommand, listAccountsCommand, renameAccountCommand } from './accounts.js';
 import { configFromEnvironment, connect, type Context, type Flags, safeUser, UsageError } from './context.js';
 import { hostnameCommand } from './hostnames.js';
 import { createKeyCommand, listKeysCommand, revokeKeyCommand, rotateKeyCommand } from './keys.js';
@@ -26,6 +26,7 @@ import {
   addTrainingCommand, listSubmissionsCommand, listTrainingCommand, promoteSubmissionCommand, removeTrainingCommand,
 } from './training.js';
 import { usageCommand } from './usage.js';
+import { listUsersCommand, resetPasswordCommand } from './users.js';
 
 const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--json] <command>
 
@@ -42,6 +43,11 @@ const USAGE = `usage: npm run cli -- [--data-dir DIR] [--postgres-url URL] [--js
                                    key holding it is revoked
   accounts create NAME
   accounts list
+  accounts rename ACCOUNT NAME
+  accounts deactivate ACCOUNT      its keys stop working within CACHE_DURATION_API_KEYS
+  accounts activate ACCOUNT
+  users list                       console users (docs/admin.md)
+  users reset-password USERNAME    a new generated password, printed once, to change at next login
   plans set NAME --limit N|unlimited
   plans list
   usage --key KEY_ID [--month YYYY-MM]
@@ -77,6 +83,11 @@ const DATABASE_COMMANDS = new Map<string, DatabaseCommand>([
   ['keys hostname', hostnameCommand],
   ['accounts create', createAccountCommand],
   ['accounts list', listAccountsCommand],
+  ['accounts rename', renameAccountCommand],
+  ['accounts deactivate', accountStatusCommand(false)],
+  ['accounts activate', accountStatusCommand(true)],
+  ['users list', listUsersCommand],
+  ['users reset-password', resetPasswordCommand],
   ['plans set', setPlanCommand],
   ['plans list', listPlansCommand],
   ['usage', usageCommand],
@@ -164,8 +175,10 @@ export async function main(argv: string[]): Promise<number> {
     handle = await connect(config);
     const secrets = createKeySecrets(deriveApiKeySecretKey(config.secrets.PALISADE_HMAC_SECRET), config.secrets.HASHING_SALT);
     const json = flags.json;
+    const actor = `cli:${safeUser()}`;
     const ctx: Context = {
-      config, db: handle.db, secrets, actor: `cli:${safeUser()}`,
+      config, db: handle.db, secrets, actor,
+      admin: { sql: handle.db.sql, secrets, settings: config, actor: { name: actor, ip: null } },
       out: (human, data) => console.log(json ? JSON.stringify(data) : human),
     };
     await command(positionals.slice(byOne ? 1 : 2), ctx, flags);

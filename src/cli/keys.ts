@@ -1,6 +1,5 @@
 // `keys create`, `keys list`, `keys revoke KEY_ID`, `keys rotate KEY_ID`.
-import { listApiKeys } from '../db/api-keys.js';
-import { createApiKey, revokeApiKey, rotateApiKeySecret } from '../keys/api-keys.js';
+import { createKey, keyView, listKeys, revokeKey, rotateKey } from '../admin/keys.js';
 import { isKeyId } from '../keys/secrets.js';
 import { parseRateRule } from '../parse.js';
 import { resolvePolicy } from '../pow/policy.js';
@@ -13,27 +12,27 @@ export async function createKeyCommand(rest: string[], ctx: Context, flags: Flag
   const challengePolicy = flags.policy === undefined ? null : parsePolicy(flags.policy, ctx.config.POW_MAX_MEMORY);
   const rateLimit = flags.rateLimit === undefined ? null : checkedRateRule(flags.rateLimit);
   const account = await resolveAccount(ctx, flags.account);
-  const { key, secret } = await createApiKey(ctx.db.sql, ctx.secrets, {
+  const { key, secret } = await createKey(ctx.admin, {
     accountId: account.id, hostnames: flags.hostname, ...(flags.plan ? { plan: flags.plan } : {}),
     ...(flags.name ? { name: flags.name } : {}), challengePolicy, rateLimit,
-  }, ctx.actor).catch((err: unknown) => {
-    if ((err as { code?: string }).code === '23503') throw new Error(`no plan named "${flags.plan}" (plans list)`);
-    throw err;
   });
   ctx.out(
-    `apiKey:    ${key.id}\nsecret:    ${secret}\naccount:   ${account.name}\nplan:      ${key.planId}\nhostnames: ${key.hostnames.join(', ')}\n` +
+    `apiKey:    ${key.id}\nsecret:    ${secret}\naccount:   ${account.name}\nplan:      ${key.plan}\nhostnames: ${key.hostnames.join(', ')}\n` +
     'The secret is shown only this once: store it now.',
-    { apiKey: key.id, secret, accountId: key.accountId, plan: key.planId, hostnames: key.hostnames, name: key.name },
+    { apiKey: key.id, secret, accountId: key.accountId, plan: key.plan, hostnames: key.hostnames, name: key.name },
   );
 }
 
 export async function listKeysCommand(_rest: string[], ctx: Context, flags: Flags): Promise<void> {
   const account = flags.account === undefined ? undefined : await resolveAccount(ctx, flags.account);
-  const keys = await listApiKeys(ctx.db.sql, account?.id);
-  const rows = keys.map((k) => ({
-    id: k.id, accountId: k.accountId, name: k.name, hostnames: k.hostnames, plan: k.plan, enabled: k.enabled,
-    createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
-  }));
+  const keys = await listKeys(ctx.admin, account?.id);
+  const rows = keys.map((k) => {
+    const v = keyView(k);
+    return {
+      id: v.id, accountId: v.accountId, name: v.name, hostnames: v.hostnames, plan: v.plan, enabled: v.enabled,
+      createdAt: v.createdAt, lastUsedAt: v.lastUsedAt, revokedAt: v.revokedAt,
+    };
+  });
   ctx.out(
     rows.length === 0 ? '(no keys)' : rows.map((r) =>
       `${r.id}  ${r.enabled ? 'enabled ' : 'revoked '}  ${r.plan.padEnd(10)}  ${r.hostnames.join(',') || '*'}  ${r.name}`).join('\n'),
@@ -43,14 +42,13 @@ export async function listKeysCommand(_rest: string[], ctx: Context, flags: Flag
 
 export async function revokeKeyCommand(rest: string[], ctx: Context): Promise<void> {
   const id = keyIdArgument('revoke', rest);
-  if (!(await revokeApiKey(ctx.db.sql, id, ctx.actor))) throw new Error(`no enabled key ${id}`);
+  await revokeKey(ctx.admin, id);
   ctx.out(`revoked ${id} (workers stop accepting it within CACHE_DURATION_API_KEYS)`, { revoked: id });
 }
 
 export async function rotateKeyCommand(rest: string[], ctx: Context): Promise<void> {
   const id = keyIdArgument('rotate', rest);
-  const secret = await rotateApiKeySecret(ctx.db.sql, ctx.secrets, id, ctx.actor);
-  if (secret === null) throw new Error(`no enabled key ${id}`);
+  const secret = await rotateKey(ctx.admin, id);
   ctx.out(`apiKey: ${id}\nsecret: ${secret}\nThe new secret is shown only this once.`, { apiKey: id, secret });
 }
 

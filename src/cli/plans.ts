@@ -1,5 +1,5 @@
-// `plans set NAME --limit N|unlimited` and `plans list`.
-import { listPlans, setPlan } from '../db/plans.js';
+// `plans set NAME --limit N|unlimited` and `plans list`, through the admin domain (src/admin/plans.ts).
+import { listAllPlans, setPlan } from '../admin/plans.js';
 import { type Context, type Flags, UsageError } from './context.js';
 
 export async function setPlanCommand(rest: string[], ctx: Context, flags: Flags): Promise<void> {
@@ -10,11 +10,11 @@ export async function setPlanCommand(rest: string[], ctx: Context, flags: Flags)
   if (flags.limit === 'unlimited') limit = null;
   else if (/^\d{1,15}$/.test(flags.limit)) limit = Number(flags.limit);
   else throw new UsageError('--limit is a non-negative integer or "unlimited"');
-  const plan = await setPlan(ctx.db.sql, name, limit);
+  const plan = await setPlan(ctx.admin, name, limit);
   ctx.out(`${plan.name}  ${plan.requestLimit ?? 'unlimited'}`, plan);
 }
 
 export async function listPlansCommand(_rest: string[], ctx: Context): Promise<void> {
-  const plans = await listPlans(ctx.db.sql);
+  const plans = await listAllPlans(ctx.admin);
   ctx.out(plans.map((p) => `${p.name}  ${p.requestLimit ?? 'unlimited'}`).join('\n'), plans);
 }

@@ -1,7 +1,7 @@
 // `training add|list|remove` (an account's training data for the SIMILARITY rule) and
 // `submissions list|promote` (spam-flagged submissions kept for review; docs/classifier.md).
-import { getSpamSubmission, listSpamSubmissions } from '../db/spam-submissions.js';
-import { addTrainingExample, listTrainingData, removeTrainingExample } from '../db/training-data.js';
+import { AdminError } from '../admin/context.js';
+import { addTraining, getSubmission, listSubmissions, listTraining, promoteSubmission, removeTraining } from '../admin/data.js';
 import { resolveAccount } from './accounts.js';
 import { type Context, type Flags, UsageError } from './context.js';
 
@@ -9,16 +9,15 @@ export async function addTrainingCommand(rest: string[], ctx: Context, flags: Fl
   const text = rest.join(' ').trim();
   if (text === '') throw new UsageError('training add needs TEXT');
   const account = await resolveAccount(ctx, flags.account);
-  const example = await addTrainingExample(ctx.db.sql, {
+  const example = await addTraining(ctx.admin, {
     accountId: account.id, text, group: flags.group, threshold: number(flags.threshold, '--threshold'), weight: number(flags.weight, '--weight'),
-    source: ctx.actor,
   }).catch(rangeToUsage);
   ctx.out(`${example.id}  ${example.group}  threshold ${example.threshold}  weight ${example.weight}`, json(example));
 }
 
 export async function listTrainingCommand(_rest: string[], ctx: Context, flags: Flags): Promise<void> {
   const account = await resolveAccount(ctx, flags.account);
-  const examples = await listTrainingData(ctx.db.sql, account.id, flags.group);
+  const examples = await listTraining(ctx.admin, account.id, flags.group);
   ctx.out(
     examples.map((e) => `${e.id}  ${e.group}  ${e.threshold}  ${e.weight}  ${oneLine(e.text, 80)}`).join('\n'),
     examples.map(json),
@@ -29,14 +28,14 @@ export async function removeTrainingCommand(rest: string[], ctx: Context, flags:
   const id = rest[0];
   if (id === undefined || rest.length > 1) throw new UsageError('training remove needs one TRAINING_ID');
   const account = await resolveAccount(ctx, flags.account);
-  if (!(await removeTrainingExample(ctx.db.sql, account.id, id))) throw new Error(`no training example ${id} in account ${account.name}`);
+  await removeTraining(ctx.admin, account.id, id, account.name);
   ctx.out(`removed ${id}`, { id, removed: true });
 }
 
 export async function listSubmissionsCommand(_rest: string[], ctx: Context, flags: Flags): Promise<void> {
   const account = flags.account === undefined ? undefined : await resolveAccount(ctx, flags.account);
   const limit = number(flags.limit, '--limit');
-  const rows = await listSpamSubmissions(ctx.db.sql, { accountId: account?.id, limit });
+  const rows = await listSubmissions(ctx.admin, account?.id, limit);
   ctx.out(
     rows.map((s) => `${s.id}  ${s.time.toISOString()}  ${s.source}  ${s.score}  ${s.reasons.join(',')}  ${s.text === null ? `(hash ${s.textHash.slice(0, 12)}…)` : oneLine(s.text, 60)}`).join('\n'),
     rows.map((s) => ({ ...s, time: s.time.toISOString() })),
@@ -47,12 +46,10 @@ export async function listSubmissionsCommand(_rest: string[], ctx: Context, flag
 export async function promoteSubmissionCommand(rest: string[], ctx: Context, flags: Flags): Promise<void> {
   const id = rest[0];
   if (id === undefined || rest.length > 1) throw new UsageError('submissions promote needs one SUBMISSION_ID');
-  const s = await getSpamSubmission(ctx.db.sql, id);
-  if (s === null) throw new Error(`no spam submission ${id} (deleted after DELETE_SPAM_SUBMISSIONS_IN?)`);
+  const s = await getSubmission(ctx.admin, id);
   if (s.text === null) throw new Error(`submission ${id} was kept as a hash only (SPAM_SUBMISSIONS_STORE=hash): there is no text to learn from`);
-  const example = await addTrainingExample(ctx.db.sql, {
-    accountId: s.accountId, text: s.text, group: flags.group, threshold: number(flags.threshold, '--threshold'),
-    weight: number(flags.weight, '--weight'), source: `submission:${s.id}`,
+  const example = await promoteSubmission(ctx.admin, s, {
+    group: flags.group, threshold: number(flags.threshold, '--threshold'), weight: number(flags.weight, '--weight'),
   }).catch(rangeToUsage);
   ctx.out(`${example.id}  from ${s.id}`, json(example));
 }
@@ -64,8 +61,9 @@ function number(v: string | undefined, flag: string): number | undefined {
   return n;
 }
 
+/** Bad fields of a training example are usage errors (exit 2). */
 function rangeToUsage(err: unknown): never {
-  if (err instanceof RangeError) throw new UsageError(err.message);
+  if (err instanceof AdminError && err.code === 'INVALID_PARAMETER') throw new UsageError(err.message);
   throw err;
 }
 

@@ -14,7 +14,6 @@ export const IMPLEMENTED = 'implemented';
 const planned = (today: string) => ({ status: 'planned', today }) as const;
 const ignored = (today: string) => ({ status: 'ignored', today }) as const;
 
-const NO_ADMIN = planned('No admin area yet: parsed and validated, nothing reads it.');
 const NO_SSO = planned('Single sign-on is not built: parsed, nothing reads it.');
 const NO_ENGINE = planned('Its engine is not supported: the value is parsed and ignored.');
 const ENGINE_REFUSED = planned('Not supported: start-up fails when it is set, listing the supported engines (POSTGRES_URL, MYSQL_URL, MARIADB_URL, LIBSQL_URL or the embedded database).');
@@ -63,18 +62,20 @@ export const STATUS: { readonly [K in VariableName]: VariableStatus } = {
   SECRET_SEED_ROTATE: IMPLEMENTED,
   PALISADE_HMAC_SECRET: IMPLEMENTED,
   CODE_CHALLENGE_SECRET: IMPLEMENTED,
-  JWT_SECRET: planned('No admin sessions yet: generated (or derived from SECRET_SEED) and kept in secrets.json, nothing signs with it.'),
+  JWT_SECRET: IMPLEMENTED,
   HASHING_SALT: IMPLEMENTED,
   NODE_ID: IMPLEMENTED,
   EMBEDDED_DB_HMAC_SECRET: IMPLEMENTED,
   CONTEXT_DATA_KEY: planned('No AI security rules yet: parsed, nothing reads it.'),
 
-  PASSWORD_LOGIN_ENABLED: NO_ADMIN,
-  PASSWORD_MIN_LENGTH: NO_ADMIN,
-  DEFAULT_ROOT_PASSWORD: planned('No admin area yet: nothing is generated or logged, nothing reads it.'),
-  JWT_ISSUER: NO_ADMIN,
-  JWT_TTL: NO_ADMIN,
-  APP_IP_WHITELIST: NO_ADMIN,
+  PASSWORD_LOGIN_ENABLED: IMPLEMENTED,
+  PASSWORD_MIN_LENGTH: IMPLEMENTED,
+  DEFAULT_ROOT_PASSWORD: IMPLEMENTED,
+  JWT_ISSUER: IMPLEMENTED,
+  JWT_TTL: IMPLEMENTED,
+  APP_IP_WHITELIST: IMPLEMENTED,
+  ADMIN_LOGIN_RATE_LIMIT: IMPLEMENTED,
+  ADMIN_LOGIN_USER_RATE_LIMIT: IMPLEMENTED,
   SSO_AZURE: NO_SSO,
   SSO_GOOGLE: NO_SSO,
   SSO_KEYCLOAK: NO_SSO,

@@ -9,13 +9,16 @@ export interface Account {
   readonly isDefault: boolean;
   /** Holds the one key POST /api_key/generate made; no other key may join it (migration 002). */
   readonly generated: boolean;
+  /** A deactivated account's keys stop working (migration 005). */
+  readonly active: boolean;
   readonly createdAt: Date;
 }
 
-interface AccountRow { id: string; name: string; is_default: unknown; generated: unknown; created_at: unknown }
+interface AccountRow { id: string; name: string; is_default: unknown; generated: unknown; active: unknown; created_at: unknown }
 
-const toAccount = (r: AccountRow): Account =>
-  Object.freeze({ id: r.id, name: r.name, isDefault: toBool(r.is_default), generated: toBool(r.generated), createdAt: toDate(r.created_at) });
+const toAccount = (r: AccountRow): Account => Object.freeze({
+  id: r.id, name: r.name, isDefault: toBool(r.is_default), generated: toBool(r.generated), active: toBool(r.active), createdAt: toDate(r.created_at),
+});
 
 /** `acc_` + 16 base62. */
 export function newAccountId(): string {
@@ -66,6 +69,19 @@ export async function listAccounts(q: Queryable): Promise<Account[]> {
 export async function findAccount(q: Queryable, idOrName: string): Promise<Account | null> {
   const [row] = await q<AccountRow[]>`select * from accounts where id = ${idOrName} or name = ${idOrName} order by (id = ${idOrName}) desc limit 1`;
   return row === undefined ? null : toAccount(row);
+}
+
+/** Throws a unique violation when the name is taken; false when there is no such account. */
+export async function renameAccount(q: Queryable, id: string, name: string): Promise<boolean> {
+  checkName(name);
+  const rows = await q`update accounts set name = ${name} where id = ${id}`;
+  return rows.length === 1;
+}
+
+/** Activates or deactivates; false when there is no such account. */
+export async function setAccountActive(q: Queryable, id: string, active: boolean): Promise<boolean> {
+  const rows = await q`update accounts set active = ${active} where id = ${id}`;
+  return rows.length === 1;
 }
 
 function checkName(name: string): void {

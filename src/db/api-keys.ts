@@ -13,6 +13,7 @@ export interface ApiKeyRecord {
   readonly requestLimit: number | null;
   readonly challengePolicy: Readonly<Record<string, unknown>> | null;
   readonly rateLimit: string | null;
+  /** False once revoked, disabled, or while its account is deactivated. */
   readonly enabled: boolean;
   readonly freeHostname: string | null;
   readonly secretNonce: string;
@@ -67,8 +68,9 @@ const toRecord = (r: Row): ApiKeyRecord => Object.freeze({
   lastUsedAt: toDateOrNull(r.last_used_at),
 });
 
+// A key of a deactivated account reads as disabled (migration 007): the key cache drops it when it reloads.
 const COLUMNS = raw(`k.id, k.account_id, k.name, k.hostnames, k.plan, p.request_limit, k.challenge_policy, k.rate_limit,
-  k.enabled, k.free_hostname, k.secret_nonce, k.created_at, k.revoked_at, k.last_used_at`);
+  (k.enabled and a.active) as enabled, k.free_hostname, k.secret_nonce, k.created_at, k.revoked_at, k.last_used_at`);
 
 export async function insertApiKey(q: Queryable, key: NewApiKeyRecord): Promise<void> {
   await q`
@@ -80,7 +82,7 @@ export async function insertApiKey(q: Queryable, key: NewApiKeyRecord): Promise<
 
 export async function findApiKey(q: Queryable, id: string): Promise<ApiKeyRecord | null> {
   const [row] = await q<Row[]>`
-    select ${COLUMNS} from api_keys k join plans p on p.name = k.plan where k.id = ${id}`;
+    select ${COLUMNS} from api_keys k join plans p on p.name = k.plan join accounts a on a.id = k.account_id where k.id = ${id}`;
   return row === undefined ? null : toRecord(row);
 }
 
@@ -92,8 +94,8 @@ export async function findApiKeyIdBySecretHash(q: Queryable, secretHash: string)
 
 export async function listApiKeys(q: Queryable, accountId?: string): Promise<ApiKeyRecord[]> {
   const rows = accountId === undefined
-    ? await q<Row[]>`select ${COLUMNS} from api_keys k join plans p on p.name = k.plan order by k.created_at, k.id`
-    : await q<Row[]>`select ${COLUMNS} from api_keys k join plans p on p.name = k.plan
+    ? await q<Row[]>`select ${COLUMNS} from api_keys k join plans p on p.name = k.plan join accounts a on a.id = k.account_id order by k.created_at, k.id`
+    : await q<Row[]>`select ${COLUMNS} from api_keys k join plans p on p.name = k.plan join accounts a on a.id = k.account_id
         where k.account_id = ${accountId} order by k.created_at, k.id`;
   return rows.map(toRecord);
 }

@@ -33,7 +33,12 @@ const T = (name: string, key: readonly string[], columns: Record<string, Kind>, 
 /** Every durable table, parents first. Not here: schema_migrations (the header's version), leases (transient). */
 export const SNAPSHOT_TABLES: readonly TableSpec[] = Object.freeze([
   T('plans', ['name'], { name: 'text', request_limit: 'int', created_at: 'time', updated_at: 'time' }),
-  T('accounts', ['id'], { id: 'text', name: 'text', is_default: 'bool', generated: 'bool', created_at: 'time' }),
+  T('accounts', ['id'], { id: 'text', name: 'text', is_default: 'bool', generated: 'bool', active: 'bool', created_at: 'time' }),
+  T('users', ['id'], {
+    id: 'text', username: 'text', password_hash: 'text', is_root: 'bool', account_id: 'text', role: 'text', must_change_password: 'bool',
+    session_version: 'int', totp_secret: 'text', totp_enabled: 'bool', totp_last_step: 'int', disabled: 'bool', created_at: 'time',
+    updated_at: 'time', last_login_at: 'time',
+  }),
   T('api_keys', ['id'], {
     id: 'text', account_id: 'text', name: 'text', hostnames: 'list', plan: 'text', challenge_policy: 'json', rate_limit: 'text',
     enabled: 'bool', free_hostname: 'text', secret_nonce: 'text', secret_hash: 'text', created_at: 'time', updated_at: 'time',
@@ -46,9 +51,12 @@ export const SNAPSHOT_TABLES: readonly TableSpec[] = Object.freeze([
   T('usage_flushes', ['id'], { id: 'text', flushed_at: 'time' }),
   T('request_logs', ['id'], {
     id: 'int', time: 'time', api_key_id: 'text', account_id: 'text', ip: 'text', method: 'text', path: 'text', status: 'int',
-    duration_ms: 'float', country: 'text', threats: 'text', node: 'text', hmac: 'text',
+    duration_ms: 'float', country: 'text', threats: 'text', node: 'text', classification: 'text', hmac: 'text',
   }, 'id'),
   T('key_audit', ['id'], { id: 'int', time: 'time', api_key_id: 'text', action: 'text', actor: 'text', detail: 'json' }, 'id'),
+  T('audit_log', ['id'], {
+    id: 'int', time: 'time', actor: 'text', ip: 'text', action: 'text', target: 'text', account_id: 'text', detail: 'json',
+  }, 'id'),
   T('training_data', ['id'], {
     id: 'text', account_id: 'text', grp: 'text', text: 'text', threshold: 'float', weight: 'float', source: 'text', created_at: 'time',
   }),

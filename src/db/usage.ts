@@ -110,6 +110,36 @@ export async function accountRequests(q: Queryable, accountId: string, month: st
   return Number(row?.n ?? 0);
 }
 
+export interface MonthSummary {
+  readonly total: { readonly requests: number; readonly good: number; readonly neutral: number; readonly bad: number };
+  /** Per key, most requests first (at most 1000 keys). */
+  readonly keys: readonly { readonly apiKey: string; readonly requests: number; readonly good: number; readonly neutral: number; readonly bad: number }[];
+  /** The 20 origins with most requests. */
+  readonly referrers: readonly { readonly origin: string; readonly requests: number }[];
+}
+
+/** The month's counters of every key of `accountId` (undefined: of every account), with the top referrers. */
+export async function monthSummary(q: Queryable, month: string, accountId?: string): Promise<MonthSummary> {
+  const account = accountId ?? null;
+  const rows = await q<{ api_key_id: string; requests: string; good: string; neutral: string; bad: string }[]>`
+    select api_key_id, requests, good, neutral, bad from usage_monthly
+    where month = ${month} and (${account}::text is null or account_id = ${account}) order by requests desc limit 1000`;
+  const referrers = await q<{ origin: string; requests: string }[]>`
+    select r.origin, sum(r.requests)::text as requests from usage_referrers r
+      join usage_monthly u on u.api_key_id = r.api_key_id and u.month = r.month
+    where r.month = ${month} and (${account}::text is null or u.account_id = ${account})
+    group by r.origin order by sum(r.requests) desc, r.origin limit 20`;
+  const keys = rows.map((r) => ({ apiKey: r.api_key_id, requests: Number(r.requests), good: Number(r.good), neutral: Number(r.neutral), bad: Number(r.bad) }));
+  const total = { requests: 0, good: 0, neutral: 0, bad: 0 };
+  for (const k of keys) {
+    total.requests += k.requests;
+    total.good += k.good;
+    total.neutral += k.neutral;
+    total.bad += k.bad;
+  }
+  return { total, keys, referrers: referrers.map((r) => ({ origin: r.origin, requests: Number(r.requests) })) };
+}
+
 /** Forgets applied batch ids older than `ageMs` (a retry comes within seconds, not days). */
 export async function pruneUsageFlushes(q: Queryable, ageMs: number, now = Date.now()): Promise<number> {
   const cutoff = new Date(now - ageMs);

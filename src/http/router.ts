@@ -1,4 +1,6 @@
-// Exact-path routing: a Map per method, built once. Palisade's routes have no path parameters.
+// Exact-path routing: a Map per method, built once. Palisade's public routes have no path
+// parameters; a prefix route (the admin API, the console's files) takes every method and path
+// under its prefix that no exact route has, and routes them itself.
 import type { Handler, RequestContext } from './types.js';
 
 /** A route that writes its answer as a stream (GET /.logs). */
@@ -19,6 +21,8 @@ export interface RouteOptions {
   readonly bodyLimit?: number;
   /** Guarded by MONITORING_IP_WHITELIST / MONITORING_HTTP_CREDENTIALS. */
   readonly monitoring?: boolean;
+  /** A stream's Content-Type (default text/plain, or application/x-ndjson with ?format=json). */
+  readonly contentType?: string;
 }
 
 export interface Route {
@@ -32,6 +36,7 @@ export interface Route {
 export class Router {
   readonly #byMethod = new Map<string, Map<string, Route>>();
   readonly #methodsByPath = new Map<string, string[]>();
+  readonly #prefixes: Route[] = [];
 
   add(method: string, path: string, handler: Handler, options: RouteOptions = {}): this {
     return this.#add({ method: method.toUpperCase(), path, handler, options });
@@ -39,6 +44,13 @@ export class Router {
 
   addStream(method: string, path: string, stream: StreamHandler, options: RouteOptions = {}): this {
     return this.#add({ method: method.toUpperCase(), path, stream, options });
+  }
+
+  /** Every method and path starting with `prefix` (which ends with '/') or equal to it without the '/'. */
+  addPrefix(prefix: string, handler: Handler, options: RouteOptions = {}): this {
+    if (!prefix.endsWith('/')) throw new Error(`prefix ${prefix} must end with /`);
+    this.#prefixes.push({ method: '*', path: prefix, handler, options });
+    return this;
   }
 
   #add(route: Route): this {
@@ -55,9 +67,10 @@ export class Router {
 
   /** The route for method + path (HEAD falls back to GET), or undefined. */
   find(method: string, path: string): Route | undefined {
-    const route = this.#byMethod.get(method)?.get(path);
-    if (route || method !== 'HEAD') return route;
-    return this.#byMethod.get('GET')?.get(path);
+    const route = this.#byMethod.get(method)?.get(path) ?? (method === 'HEAD' ? this.#byMethod.get('GET')?.get(path) : undefined);
+    if (route || this.#prefixes.length === 0) return route;
+    for (const p of this.#prefixes) if (path.startsWith(p.path) || path === p.path.slice(0, -1)) return p;
+    return undefined;
   }
 
   /** Every route registered, in the order of registration per method. */

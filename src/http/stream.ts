@@ -18,7 +18,7 @@ export function startStream(res: HttpResponse, p: Pending, req: Request, route: 
   p.onAbort = close;
   res.cork(() => {
     res.writeStatus('200 OK');
-    res.writeHeader('content-type', req.query.get('format') === 'json' ? 'application/x-ndjson' : 'text/plain; charset=utf-8');
+    res.writeHeader('content-type', route.options.contentType ?? (req.query.get('format') === 'json' ? 'application/x-ndjson' : 'text/plain; charset=utf-8'));
     res.writeHeader('cache-control', 'no-store');
   });
   const stream: ResponseStream = {

@@ -1,6 +1,6 @@
 // API key life cycle over the database: create (the secret is returned once), load (the secret is
 // derived again), revoke, update, rotate. Every change writes a key_audit entry in the same
-// transaction.
+// transaction, and runs the caller's `within` hook there too (the admin domain's audit log).
 import {
   findApiKey, findApiKeyIdBySecretHash, insertApiKey, revokeApiKey as revokeRow, rotateApiKeySecret as rotateRow,
   updateApiKey as updateRow, type ApiKeyPatch, type ApiKeyRecord,
@@ -12,6 +12,9 @@ import { normalizeKeyHostname } from './hostnames.js';
 import { newKeyId, newSecretNonce, type KeyKind, type KeySecrets } from './secrets.js';
 import type { KeyLoader } from './key-cache.js';
 import type { ApiKey } from './types.js';
+
+/** Runs inside a change's transaction once it is made (src/admin/ writes its audit entry there). */
+export type WithinChange = (tx: Queryable, keyId: string) => Promise<void>;
 
 export interface NewApiKey {
   /**
@@ -69,7 +72,7 @@ export function normalizeHostnames(hostnames: readonly string[]): string[] {
  * across the service: a second one throws a unique violation (isUniqueViolation). An operator key
  * is refused in a generated key's account for the same reason.
  */
-export async function createApiKey(sql: Sql, secrets: KeySecrets, input: NewApiKey, actor: string): Promise<CreatedApiKey> {
+export async function createApiKey(sql: Sql, secrets: KeySecrets, input: NewApiKey, actor: string, within?: WithinChange): Promise<CreatedApiKey> {
   const kind = input.kind ?? 'standard';
   const hostnames = normalizeHostnames(input.hostnames ?? []);
   if (kind === 'free' && hostnames.length !== 1) throw new Error('a free key has exactly one hostname');
@@ -99,6 +102,7 @@ export async function createApiKey(sql: Sql, secrets: KeySecrets, input: NewApiK
       secretHash: secrets.hash(secret),
     });
     await insertKeyAudit(tx, { apiKeyId: id, action: 'create', actor, detail: { hostnames, plan: input.plan ?? null, kind } });
+    await within?.(tx, id);
   });
   const record = await findApiKey(sql, id);
   if (record === null) throw new Error('the key just created is missing');
@@ -114,33 +118,40 @@ export async function findKeyIdBySecret(q: Queryable, secrets: KeySecrets, secre
   return findApiKeyIdBySecretHash(q, secrets.hash(secret));
 }
 
-export async function revokeApiKey(sql: Sql, id: string, actor: string): Promise<boolean> {
+export async function revokeApiKey(sql: Sql, id: string, actor: string, within?: WithinChange): Promise<boolean> {
   return sql.begin(async (tx) => {
     const done = await revokeRow(tx, id);
-    if (done) await insertKeyAudit(tx, { apiKeyId: id, action: 'revoke', actor });
+    if (done) {
+      await insertKeyAudit(tx, { apiKeyId: id, action: 'revoke', actor });
+      await within?.(tx, id);
+    }
     return done;
   });
 }
 
-export async function updateApiKey(sql: Sql, id: string, patch: ApiKeyPatch, actor: string): Promise<boolean> {
+export async function updateApiKey(sql: Sql, id: string, patch: ApiKeyPatch, actor: string, within?: WithinChange): Promise<boolean> {
   const normalized = patch.hostnames === undefined ? patch : { ...patch, hostnames: normalizeHostnames(patch.hostnames) };
   return sql.begin(async (tx) => {
     const done = await updateRow(tx, id, normalized);
     if (done) {
       const detail: Record<string, unknown> = { ...normalized };
       await insertKeyAudit(tx, { apiKeyId: id, action: 'update', actor, detail });
+      await within?.(tx, id);
     }
     return done;
   });
 }
 
 /** A new secret for the key; the old one stops working (within the key cache TTL). Null: no such key. */
-export async function rotateApiKeySecret(sql: Sql, secrets: KeySecrets, id: string, actor: string): Promise<string | null> {
+export async function rotateApiKeySecret(sql: Sql, secrets: KeySecrets, id: string, actor: string, within?: WithinChange): Promise<string | null> {
   const nonce = newSecretNonce();
   const secret = secrets.derive(id, nonce);
   const done = await sql.begin(async (tx) => {
     const ok = await rotateRow(tx, id, nonce, secrets.hash(secret));
-    if (ok) await insertKeyAudit(tx, { apiKeyId: id, action: 'rotate', actor });
+    if (ok) {
+      await insertKeyAudit(tx, { apiKeyId: id, action: 'rotate', actor });
+      await within?.(tx, id);
+    }
     return ok;
   });
   return done ? secret : null;

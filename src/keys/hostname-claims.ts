@@ -26,12 +26,15 @@ export interface Reassigned extends Released {
 }
 
 /** Makes `hostname` free for POST /api_key/generate again. Throws when no key holds it. */
-export async function releaseHostname(sql: Sql, hostname: string, actor: string): Promise<Released> {
+export async function releaseHostname(sql: Sql, hostname: string, actor: string,
+  within?: (tx: Queryable, r: Released) => Promise<void>): Promise<Released> {
   const name = checkedHostname(hostname);
   return sql.begin(async (tx) => {
     const holders = await hostnameHolders(tx, name);
     if (holders.length === 0) throw new Error(`no key holds the hostname ${name}`);
-    return release(tx, name, holders, actor);
+    const r = await release(tx, name, holders, actor);
+    await within?.(tx, r);
+    return r;
   });
 }
 
@@ -41,7 +44,8 @@ export async function releaseHostname(sql: Sql, hostname: string, actor: string)
  * none accepts every origin and keeps listing none). Throws when `keyId` is unknown, revoked, a free
  * key or already holds another hostname.
  */
-export async function reassignHostname(sql: Sql, hostname: string, keyId: string, actor: string): Promise<Reassigned> {
+export async function reassignHostname(sql: Sql, hostname: string, keyId: string, actor: string,
+  within?: (tx: Queryable, r: Reassigned, accountId: string) => Promise<void>): Promise<Reassigned> {
   const name = checkedHostname(hostname);
   return sql.begin(async (tx) => {
     const target = await lockKeyForHostname(tx, keyId);
@@ -54,7 +58,9 @@ export async function reassignHostname(sql: Sql, hostname: string, keyId: string
     const hostnames = target.hostnames.length === 0 || target.hostnames.includes(name) ? target.hostnames : [...target.hostnames, name];
     await setFreeHostname(tx, keyId, name, hostnames);
     await insertKeyAudit(tx, { apiKeyId: keyId, action: 'update', actor, detail: { holdsHostname: name, hostnames } });
-    return { ...released, apiKey: keyId, hostnames };
+    const r = { ...released, apiKey: keyId, hostnames };
+    await within?.(tx, r, target.accountId);
+    return r;
   });
 }
 

@@ -5,6 +5,7 @@
 // shared-memory store open for its sweep: ended claim buckets are deleted and the next ones
 // prepared here, off the workers' request path.
 import type { Config } from '../config/index.js';
+import { ensureRootUser, ROOT_USERNAME } from '../admin/auth/root.js';
 import { ensureDefaultAccount } from '../db/accounts.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { externalEngine } from '../db/engines.js';
@@ -49,6 +50,16 @@ export async function preparePrimaryData(config: Config, logger: Logger, workers
     const applied = await migrate(db.sql);
     if (applied.applied.length > 0) logger.info({ migrations: applied.applied }, 'database migrated');
     await ensureDefaultAccount(db.sql, config.DEFAULT_ACCOUNT_NAME);
+    const root = await ensureRootUser(db.sql, config.DEFAULT_ROOT_PASSWORD);
+    if (root !== null) {
+      // Said once, at warn so that LOG_LEVEL=warn still shows it; the password is never logged again.
+      if (root.generatedPassword !== null) {
+        // In the message: the logger redacts fields named password.
+        logger.warn({ username: ROOT_USERNAME }, `root user created; its generated first password is ${root.generatedPassword} (shown only this once): log in to the console and change it`);
+      } else {
+        logger.warn({ username: ROOT_USERNAME }, 'root user created with DEFAULT_ROOT_PASSWORD: log in to the console and change it');
+      }
+    }
     // Create (or check) the state file once here, so workers never race to create it.
     if (!config.REDIS_URL) janitor = await createStateStore(stateStoreOptions(config, logger));
     const sql = db.sql;

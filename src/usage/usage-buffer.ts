@@ -82,6 +82,8 @@ export interface RequestLogInput {
   readonly country?: string | null;
   /** Threat kinds, comma-separated. */
   readonly threats?: string | null;
+  /** The request's classification when it counted as one (verify with classification). */
+  readonly classification?: 'GOOD' | 'NEUTRAL' | 'BAD' | null;
   /** Epoch ms; default now. */
   readonly time?: number;
 }
@@ -376,6 +378,7 @@ export function createUsageBuffer(write: UsageWriter, options: UsageBufferOption
         durationMs: Math.round(entry.durationMs * 1000) / 1000,
         country: entry.country ?? null,
         threats: entry.threats ?? null,
+        classification: entry.classification ?? null,
       });
       logSeqEnd++;
       if (pendingLogs() > o.maxBufferedLogs) {

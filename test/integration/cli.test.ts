@@ -64,6 +64,18 @@ test('the embedded database: stopped service, then running service, with the sam
       });
       const rotated = json<{ apiKey: string; secret: string }>(await cli(['keys', 'rotate', shopKey, ...at]));
       assert.equal(await findKeyIdBySecret(db.sql, secrets, rotated.secret), shopKey);
+      // Deactivating an account disables its keys (the service's key cache drops them within CACHE_DURATION_API_KEYS).
+      assert.equal(json<{ active: boolean }>(await cli(['accounts', 'deactivate', 'Acme Inc', ...at])).active, false);
+      assert.equal(json<{ id: string; enabled: boolean }[]>(await cli(['keys', 'list', '--account', 'Acme Inc', ...at]))[0]!.enabled, false);
+      assert.equal(json<{ active: boolean }>(await cli(['accounts', 'activate', 'Acme Inc', ...at])).active, true);
+      assert.equal(json<{ enabled: boolean }[]>(await cli(['keys', 'list', '--account', 'Acme Inc', ...at]))[0]!.enabled, true);
+      assert.deepEqual(json(await cli(['users', 'list', ...at])), []);
+      // The CLI writes through the admin domain: each write is in the audit log, by cli:<user>, without an IP.
+      const audit = await db.sql<{ actor: string; ip: string | null; action: string }[]>`select actor, ip, action from audit_log order by id`;
+      assert.deepEqual(audit.map((a) => a.action), [
+        'key.create', 'account.create', 'plan.set', 'key.create', 'key.revoke', 'key.rotate', 'account.deactivate', 'account.activate',
+      ]);
+      assert.ok(audit.every((a) => /^cli:/.test(a.actor) && a.ip === null), JSON.stringify(audit));
 
       // Errors: usage errors exit 2, failures exit 1, never a stack trace.
       const failures: [string[], number, RegExp][] = [
@@ -75,6 +87,11 @@ test('the embedded database: stopped service, then running service, with the sam
         [['plans', 'set', 'pro', '--limit', '-5'], 2, /--limit/],
         [['accounts', 'create', 'Acme', 'Inc'], 1, /exists/],
         [['usage', '--key', shopKey, '--month', '2024-13'], 2, /YYYY-MM/],
+        [['accounts', 'deactivate', 'Default Account'], 1, /the default account cannot be deactivated/],
+        [['accounts', 'deactivate'], 2, /exactly one ACCOUNT/],
+        [['accounts', 'rename', 'Nobody Ltd', 'X'], 1, /no account "Nobody Ltd"/],
+        [['users', 'reset-password', 'nobody'], 1, /no user "nobody"/],
+        [['users', 'reset-password'], 2, /exactly one USERNAME/],
       ];
       const runs = await Promise.all(failures.map(([args]) => cli([...args, '--data-dir', dir])));
       failures.forEach(([args, code, message], i) => {

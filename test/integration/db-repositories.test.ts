@@ -308,16 +308,18 @@ for (const kind of DB_KINDS) {
         time: time + i, apiKeyId: 'key_hostile', accountId: i % 2 === 0 ? null : 'NULL', ip: i % 3 === 0 ? null : '"{,}"',
         method: i % 2 === 0 ? 'GET' : 'POST', path, status: 200 + i, durationMs: i + 0.125,
         country: i % 2 === 0 ? null : 'NULL', threats: i % 3 === 0 ? null : '"{,}"',
+        classification: (['GOOD', null, 'NEUTRAL', 'BAD'] as const)[i % 4]!,
       }));
       const many = Array.from({ length: 6000 }, (_, i) => ({
         time: time - 1000 - i, apiKeyId: 'key_many', accountId: null, ip: null, method: 'GET', path: `/p/${i}`, status: 200, durationMs: 1,
-        country: null, threats: null,
+        country: null, threats: null, classification: null,
       }));
       await insertRequestLogs(sql(), [...hostile, ...many], secret);
       const stored = await listRequestLogs(sql(), { apiKeyId: 'key_hostile' });
       assert.deepEqual(stored.map((r) => ({ ...r, id: undefined, hmac: undefined })).reverse(),
         hostile.map((e) => ({ ...e, node: null, id: undefined, hmac: undefined })));
       assert.ok(stored.every((r) => verifyRequestLog(r, secret)), 'each row has its own HMAC');
+      assert.equal(verifyRequestLog({ ...stored.find((r) => r.classification === 'BAD')!, classification: 'GOOD' }, secret), false, 'the HMAC covers the classification');
       const rows = await listRequestLogs(sql(), { apiKeyId: 'key_many', limit: 10_000 });
       assert.equal(rows.length, 6000);
       assert.deepEqual(new Set(rows.map((r) => r.path)).size, 6000);

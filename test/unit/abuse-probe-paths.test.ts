@@ -71,6 +71,10 @@ test("Palisade's own paths and ordinary requests are not probes", () => {
     '/', '/v1/challenge', '/v1/verify', '/v1/verify/signature', '/challenge/verify', '/api_key/generate', '/usage', '/v1/docs',
     '/v1/inspect', '/v1/classifier', '/v1/eml', '/.health', '/.ready', '/.live', '/.logs', '/.metrics', '/.well-known/security.txt',
     '/favicon.ico', '/robots.txt', '/v1/challenge/', '/v1/envelope', '/environment', '/dbx', '/my.file.js', '/a..b', '/v1/x.json',
+    // the console and the admin API (docs/admin.md)
+    '/app', '/app/', '/app/assets/index-CcfsUbuo.js', '/app/assets/index-RwS56DUU.css', '/api/admin/session', '/api/admin/settings',
+    '/api/admin/logs/live', '/api/admin/keys/key_x/audit', '/api/admin/me/totp/setup', '/api/admin/users/usr_x/password',
+    '/api/admin/hostnames/release', '/api/admin/submissions/sub_x/promote', '/api/admin/plans/pro', '/api/admin/training/trn_x',
   ]) assert.equal(probeFamily(p), null, p);
   assert.equal(probeFamily('/v1/challenge', 'apiKey=key_AAAAAAAAAAAAAAAAAAAAAAAA&params.name=a..b'), null);
   assert.equal(probeFamily('/v1/verify', 'x=1.2.3'), null);

@@ -10,6 +10,7 @@ import m003 from './003-request-log-intel.js';
 import m004 from './004-classifier.js';
 import m005 from './005-leases.js';
 import m006 from './006-request-log-node.js';
+import m007 from './007-admin.js';
 
 export interface Migration {
   readonly id: number;
@@ -27,6 +28,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { id: 4, name: 'classifier', ddl: m004 },
   { id: 5, name: 'leases', ddl: m005 },
   { id: 6, name: 'request-log-node', ddl: m006 },
+  { id: 7, name: 'admin', ddl: m007 },
 ]);
 
 /** The DDL's statements, comments removed. */
