@@ -75,13 +75,13 @@ export async function findAccount(q: Queryable, idOrName: string): Promise<Accou
 export async function renameAccount(q: Queryable, id: string, name: string): Promise<boolean> {
   checkName(name);
   const rows = await q`update accounts set name = ${name} where id = ${id}`;
-  return rows.length === 1;
+  return rows.count === 1;
 }
 
 /** Activates or deactivates; false when there is no such account. */
 export async function setAccountActive(q: Queryable, id: string, active: boolean): Promise<boolean> {
   const rows = await q`update accounts set active = ${active} where id = ${id}`;
-  return rows.length === 1;
+  return rows.count === 1;
 }
 
 function checkName(name: string): void {

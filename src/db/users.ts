@@ -2,8 +2,8 @@
 // everything; every other user has one role in one account. Passwords are kept as Argon2id strings
 // only; session_version is raised to end every session of a user at once.
 import { randomBase62 } from '../keys/secrets.js';
-import type { Queryable } from './client.js';
-import { fragment, join, raw } from './dialect.js';
+import { isUniqueViolation, type Queryable } from './client.js';
+import { fragment, join, raw, toBool, toDate, toDateOrNull } from './dialect.js';
 
 export type Role = 'admin' | 'member' | 'read-only';
 export const ROLES: readonly Role[] = Object.freeze(['admin', 'member', 'read-only']);
@@ -33,10 +33,11 @@ interface Row {
   disabled: boolean; created_at: Date; last_login_at: Date | null;
 }
 
+// Booleans come back as 0/1 and times as text from some engines (src/db/dialect.ts).
 const toUser = (r: Row): User => Object.freeze({
-  id: r.id, username: r.username, passwordHash: r.password_hash, isRoot: r.is_root, accountId: r.account_id, role: r.role,
-  mustChangePassword: r.must_change_password, sessionVersion: r.session_version, totpSecret: r.totp_secret,
-  totpEnabled: r.totp_enabled, disabled: r.disabled, createdAt: r.created_at, lastLoginAt: r.last_login_at,
+  id: r.id, username: r.username, passwordHash: r.password_hash, isRoot: toBool(r.is_root), accountId: r.account_id, role: r.role,
+  mustChangePassword: toBool(r.must_change_password), sessionVersion: Number(r.session_version), totpSecret: r.totp_secret,
+  totpEnabled: toBool(r.totp_enabled), disabled: toBool(r.disabled), createdAt: toDate(r.created_at), lastLoginAt: toDateOrNull(r.last_login_at),
 });
 
 /** `usr_` + 16 base62. */
@@ -55,21 +56,27 @@ export interface NewUser {
 
 /** Throws a unique violation (isUniqueViolation) when the username is taken (or a second root). */
 export async function insertUser(q: Queryable, u: NewUser): Promise<User> {
-  const [row] = await q<Row[]>`
+  const id = newUserId();
+  await q`
     insert into users (id, username, password_hash, is_root, account_id, role, must_change_password)
-    values (${newUserId()}, ${u.username}, ${u.passwordHash}, ${u.isRoot ?? false}, ${u.accountId ?? null},
-      ${u.role ?? null}, ${u.mustChangePassword ?? false})
-    returning *`;
+    values (${id}, ${u.username}, ${u.passwordHash}, ${u.isRoot ?? false}, ${u.accountId ?? null},
+      ${u.role ?? null}, ${u.mustChangePassword ?? false})`;
+  const [row] = await q<Row[]>`select * from users where id = ${id}`;
   return toUser(row!);
 }
 
 /** Inserts the root user unless one exists; true when this call created it. */
 export async function insertRootIfMissing(q: Queryable, username: string, passwordHash: string): Promise<boolean> {
-  const rows = await q`
-    insert into users (id, username, password_hash, is_root, must_change_password)
-    values (${newUserId()}, ${username}, ${passwordHash}, true, true)
-    on conflict do nothing returning id`;
-  return rows.length === 1;
+  try {
+    await q`
+      insert into users (id, username, password_hash, is_root, must_change_password)
+      values (${newUserId()}, ${username}, ${passwordHash}, ${true}, ${true})`;
+    return true;
+  } catch (err) {
+    // Another node created it first (the unique root index or username).
+    if (isUniqueViolation(err)) return false;
+    throw err;
+  }
 }
 
 export async function findUserById(q: Queryable, id: string): Promise<User | null> {
@@ -125,11 +132,11 @@ export async function claimTotpStep(q: Queryable, id: string, step: number): Pro
 }
 
 export async function touchUserLogin(q: Queryable, id: string): Promise<void> {
-  await q`update users set last_login_at = now() where id = ${id}`;
+  await q`update users set last_login_at = ${new Date()} where id = ${id}`;
 }
 
 /** False when there is no such user (root is never deleted). */
 export async function deleteUser(q: Queryable, id: string): Promise<boolean> {
-  const rows = await q`delete from users where id = ${id} and not is_root returning id`;
-  return rows.length === 1;
+  const rows = await q`delete from users where id = ${id} and is_root = ${false}`;
+  return rows.count === 1;
 }

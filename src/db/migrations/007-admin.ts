@@ -10,7 +10,7 @@ ${t.addColumns('accounts', [`active ${t.bool} NOT NULL DEFAULT true`])};
 
 CREATE TABLE users (
   id ${t.str(64)} PRIMARY KEY,
-  username ${t.str(64)} NOT NULL UNIQUE CHECK (${t.matches('username', '^[a-z0-9][a-z0-9_.@-]{0,63}$')}),
+  username ${t.str(64)} NOT NULL UNIQUE CHECK (${t.matches('username', '^[a-z0-9][-a-z0-9_.@]{0,63}$')}),
   -- Argon2id PHC string (src/admin/auth/passwords.ts)
   password_hash ${t.text} NOT NULL,
   is_root ${t.bool} NOT NULL DEFAULT false,
