@@ -7,6 +7,7 @@ import type { Scenario } from '../scenarios/scenario.js';
 import { BENCH_ORIGIN, type KeyName } from './keys.js';
 import { runLoad, type LoadResult, type RequestSpec, type WrkRequest } from './load.js';
 import { runPaced } from './paced.js';
+import { serverCpuMs } from './processes.js';
 import { buildFeed, prepareFeed, solvePayload, verifyBody } from './payloads.js';
 import type { Target } from './targets.js';
 import type { Feed } from './types.js';
@@ -64,10 +65,18 @@ export function classifierHeaders(s: Scenario, secrets: Readonly<Record<KeyName,
 export function createDriver(s: Scenario, target: Target, ctx: DriverContext, sampleFrom?: Target): Driver {
   const url = target.server.url;
   const p = paths(s, target, ctx.keys);
-  const load = (request: RequestSpec, durationS: number, mode: RunMode) => {
+  const load = async (request: RequestSpec, durationS: number, mode: RunMode): Promise<LoadResult> => {
     const common = { url, request, durationS, connections: ctx.connections };
-    if (mode.kind === 'paced') return runPaced({ ...common, rate: mode.rate });
-    return runLoad({ ...common, workers: ctx.loadWorkers, ...(mode.kind === 'autocannon' ? { rate: mode.rate } : {}) });
+    // The server's CPU over the load alone (not the verify scenarios' feed preparation): a figure the
+    // other jobs on a shared machine move far less than req/s.
+    const before = serverCpuMs(target.server);
+    const result = mode.kind === 'paced'
+      ? await runPaced({ ...common, rate: mode.rate })
+      : await runLoad({ ...common, workers: ctx.loadWorkers, ...(mode.kind === 'autocannon' ? { rate: mode.rate } : {}) });
+    const after = serverCpuMs(target.server);
+    const answers = Object.values(result.statusCodes).reduce((a, b) => a + b, 0);
+    const cpu = before === null || after === null || answers === 0 ? null : Math.round(((after - before) * 1000) / answers);
+    return { ...result, serverCpuUsPerAnswer: cpu };
   };
 
   if (s.endpoint === 'classifier') {

@@ -66,6 +66,11 @@ export interface LoadResult {
   readonly sampledRps?: number;
   /** Feed runs: bodies claimed (sent or built) out of the feed's count. */
   readonly fed?: { readonly claimed: number; readonly available: number };
+  /**
+   * CPU time of the server's primary and workers during the run ÷ the answers it gave, µs
+   * (bench/lib/drivers.ts; absent from results written before it, null where /proc is unreadable).
+   */
+  readonly serverCpuUsPerAnswer?: number | null;
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {

@@ -148,6 +148,10 @@ function scenarioBlock(f: ResultsFile): string[] {
       `${t.vsL ?? '—'} | ${(withB ? t.vsB : t.vsP) ?? '—'} |${wrk} ${fmt(t.latencyRate)} | ${lat(t.paced)} | ${lat(t.latency)} |`);
   }
   lines.push('');
+  const cpu = r.targets.filter((t) => t.cpuUsPerAnswer != null);
+  if (cpu.length > 0) {
+    lines.push(`Server CPU per answer at full speed (primary and workers, µs, median): ${cpu.map((t) => `${targetName(t)} ${fmt(t.cpuUsPerAnswer!)}`).join(', ')}.`, '');
+  }
   if (r.derivation) {
     const ratios = Object.entries(r.derivation.ratios)
       .map(([c, v]) => `${c} ${v ?? '—'}${r.derivation!.wrkRatios?.[c] != null ? ` (wrk: ${r.derivation!.wrkRatios[c]})` : ''}`).join(', ');
@@ -167,7 +171,8 @@ function scenarioBlock(f: ResultsFile): string[] {
   if (r.floodRatio !== null) lines.push(`Flood limit on ÷ off (production, issue 6): ${r.floodRatio}.`, '');
   if (r.intelRatio != null) lines.push(`IP intelligence on ÷ off (production ÷ production-nointel): ${r.intelRatio}.`, '');
   if (r.fieldsRatio != null) {
-    lines.push(`A key asking for fields ÷ the default policy, payloads without fields (production-fields ÷ production): ${r.fieldsRatio}.`, '');
+    lines.push(`A key asking for fields ÷ the default policy, payloads without fields (production-fields ÷ production): ${r.fieldsRatio}` +
+      `${r.fieldsCpuRatio != null ? `; server CPU per answer, the same two: ${r.fieldsCpuRatio}` : ''}.`, '');
   }
   return lines;
 }

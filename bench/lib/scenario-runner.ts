@@ -49,6 +49,8 @@ export interface TargetResult {
   readonly paced: Latency;
   /** Runs with errors, timeouts or non-2xx answers (the numbers are then suspect). */
   readonly troubled: number;
+  /** Median over the full-speed runs of the server's CPU per answer, µs (primary and workers; absent from older results). */
+  readonly cpuUsPerAnswer?: number | null;
   readonly vsL: number | null;
   readonly vsP: number | null;
   /** ÷ B, the naive-Bayes baseline (S6; absent from results written before it). */
@@ -88,6 +90,8 @@ export interface ScenarioResult {
   readonly intelRatio?: number | null;
   /** S2c: production-fields ÷ production, the classifying key's policy ÷ the default's (payloads without fields). */
   readonly fieldsRatio?: number | null;
+  /** S2c: production-fields's server CPU per answer ÷ production's (above 1: the policy costs CPU). */
+  readonly fieldsCpuRatio?: number | null;
   readonly checks: readonly CheckResult[];
 }
 
@@ -144,7 +148,7 @@ export async function runScenario(s: Scenario, ctx: RunContext): Promise<Scenari
         const driver = drivers.get(t.id)!;
         const r = await driver.run(ctx.durationS, FULL);
         runs.get(t.id)!.push(r);
-        ctx.log(`  round ${round + 1} ${t.id}: ${r.rps} req/s${trouble(r)}`);
+        ctx.log(`  round ${round + 1} ${t.id}: ${r.rps} req/s${r.serverCpuUsPerAnswer == null ? '' : `, ${r.serverCpuUsPerAnswer} µs of server CPU per answer`}${trouble(r)}`);
         if (ctx.wrk !== null && driver.wrk !== null) {
           const w = await runWrk(driver.wrk.url, {
             threads: availableParallelism(), connections: ctx.connections, durationS: ctx.durationS, version: ctx.wrk, headers: driver.wrk.headers,
@@ -190,6 +194,11 @@ interface Measured {
   readonly wrkRuns: Map<string, WrkResult[]>;
 }
 
+function medianOrNull(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length === 0 ? null : Math.round(median(known));
+}
+
 function medianLatency(runs: readonly LoadResult[]): Latency {
   return {
     p50: median(runs.map((r) => r.latency.p50)), p90: median(runs.map((r) => r.latency.p90)),
@@ -221,6 +230,7 @@ function summarize(
       rps: round(own), wrkRuns: m.wrkRuns.get(t.id)!, wrkRps: wrkRps(t.id), wrkVsL: t.kind === 'L' ? null : ratio(wrkRps(t.id), wrkL),
       latencyRate: rates.get(t.id)!, latency: medianLatency(lat), paced: medianLatency(paced),
       troubled: [...runs.get(t.id)!, ...lat, ...paced].filter((r) => trouble(r) !== '').length,
+      cpuUsPerAnswer: medianOrNull(runs.get(t.id)!.map((r) => r.serverCpuUsPerAnswer ?? null)),
       vsL: t.kind === 'L' ? null : ratio(own, L),
       vsP: t.kind !== 'palisade' ? null : ratio(own, P),
       vsB: t.kind !== 'palisade' ? null : ratio(own, B),
@@ -242,6 +252,7 @@ function summarize(
     floodRatio: prod && noflood ? ratio(prod.rps, noflood.rps) : null,
     intelRatio: prod && nointel ? ratio(prod.rps, nointel.rps) : null,
     fieldsRatio: prod && fields ? ratio(fields.rps, prod.rps) : null,
+    fieldsCpuRatio: prod && fields ? ratio(fields.cpuUsPerAnswer, prod.cpuUsPerAnswer) : null,
     checks: s.checks.map((c) => evaluate(c, byConfig(c.config), { L, P, B, derivation: derivationRate, byConfig }, derivation?.ratios[c.config] ?? null,
       derivation?.wrkRatios[c.config] ?? null, stocked)),
   };
