@@ -168,7 +168,7 @@ async function main(): Promise<number> {
     template = await createKeyTemplate(randomBytes(24).toString('base64url'));
     const ctx: RunContext = {
       wrk, durationS: p.durationS, warmupS: p.warmupS, runs: p.runs, workers: p.workers, template,
-      connections: p.connections, loadWorkers: p.loadWorkers, keys: template.keys, log,
+      connections: p.connections, loadWorkers: p.loadWorkers, keys: template.keys, secrets: template.secrets, log,
     };
     const options: RunOptions = {
       generator: `autocannon ${autocannonVersion()}`, quick: p.quick, durationS: p.durationS, warmupS: p.warmupS, runs: p.runs, connections: p.connections,

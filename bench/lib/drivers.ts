@@ -5,8 +5,9 @@
 import { Agent, request } from 'node:http';
 import type { Scenario } from '../scenarios/scenario.js';
 import { BENCH_ORIGIN, type KeyName } from './keys.js';
-import { runLoad, type LoadResult, type RequestSpec } from './load.js';
+import { runLoad, type LoadResult, type RequestSpec, type WrkRequest } from './load.js';
 import { runPaced } from './paced.js';
+import { serverCpuMs } from './processes.js';
 import { buildFeed, prepareFeed, solvePayload, verifyBody } from './payloads.js';
 import type { Target } from './targets.js';
 import type { Feed } from './types.js';
@@ -15,6 +16,8 @@ export interface DriverContext {
   readonly connections: number;
   readonly loadWorkers: number;
   readonly keys: Readonly<Record<KeyName, string>>;
+  /** The keys' secrets (the classifier scenario's `Authorization: Bearer`). */
+  readonly secrets: Readonly<Record<KeyName, string>>;
   log(message: string): void;
 }
 
@@ -23,17 +26,22 @@ export type RunMode = { readonly kind: 'full' } | { readonly kind: 'autocannon' 
 
 export interface Driver {
   run(durationS: number, mode: RunMode): Promise<LoadResult>;
-  /** The same request for wrk (GET scenarios only; the verify scenarios need a body per request). */
-  readonly wrk: { readonly url: string; readonly headers: Readonly<Record<string, string>> } | null;
+  /** The same request for wrk (not the verify scenarios: they need a different body per request). */
+  readonly wrk: WrkRequest | null;
 }
 
 /** First guess of a verify target's rate (req/s), used to size the first feed. */
 const INITIAL_ESTIMATE = 6_000;
 const FEED_ATTEMPTS = 3;
 
+/** The key a target is measured with: the scenario's, or the one it names for the target's configuration. */
+export function keyOf(s: Scenario, target: Target): KeyName {
+  return (target.config === null ? undefined : s.keyFor?.[target.config]) ?? s.key;
+}
+
 export function paths(s: Scenario, target: Target, keys: Readonly<Record<KeyName, string>>): { challenge: string; inspect: string; verify: string } {
   // L gets Palisade's request line, so both parse requests of the same size.
-  const apiKey = target.kind === 'P' ? s.key : keys[s.key];
+  const apiKey = target.kind === 'P' ? s.key : keys[keyOf(s, target)];
   return {
     challenge: `/v1/challenge?apiKey=${apiKey}`,
     inspect: `/v1/inspect?apiKey=${apiKey}`,
@@ -44,6 +52,12 @@ export function paths(s: Scenario, target: Target, keys: Readonly<Record<KeyName
 const GET_HEADERS = { origin: BENCH_ORIGIN };
 const POST_HEADERS = { origin: BENCH_ORIGIN, 'content-type': 'application/json' };
 
+/** The classifier scenario's path and headers: the scenario key's secret, as a site's backend sends it. */
+export const CLASSIFIER_PATH = '/v1/classifier';
+export function classifierHeaders(s: Scenario, secrets: Readonly<Record<KeyName, string>>): Record<string, string> {
+  return { ...POST_HEADERS, authorization: `Bearer ${secrets[s.key]}` };
+}
+
 /**
  * `sampleFrom`: for L in a verify scenario, a target whose challenge endpoint gives a real payload
  * to send as L's fixed body (same size as the others').
@@ -51,12 +65,30 @@ const POST_HEADERS = { origin: BENCH_ORIGIN, 'content-type': 'application/json' 
 export function createDriver(s: Scenario, target: Target, ctx: DriverContext, sampleFrom?: Target): Driver {
   const url = target.server.url;
   const p = paths(s, target, ctx.keys);
-  const load = (request: RequestSpec, durationS: number, mode: RunMode) => {
+  const load = async (request: RequestSpec, durationS: number, mode: RunMode): Promise<LoadResult> => {
     const common = { url, request, durationS, connections: ctx.connections };
-    if (mode.kind === 'paced') return runPaced({ ...common, rate: mode.rate });
-    return runLoad({ ...common, workers: ctx.loadWorkers, ...(mode.kind === 'autocannon' ? { rate: mode.rate } : {}) });
+    // The server's CPU over the load alone (not the verify scenarios' feed preparation): a figure the
+    // other jobs on a shared machine move far less than req/s.
+    const before = serverCpuMs(target.server);
+    const result = mode.kind === 'paced'
+      ? await runPaced({ ...common, rate: mode.rate })
+      : await runLoad({ ...common, workers: ctx.loadWorkers, ...(mode.kind === 'autocannon' ? { rate: mode.rate } : {}) });
+    const after = serverCpuMs(target.server);
+    const answers = Object.values(result.statusCodes).reduce((a, b) => a + b, 0);
+    const cpu = before === null || after === null || answers === 0 ? null : Math.round(((after - before) * 1000) / answers);
+    return { ...result, serverCpuUsPerAnswer: cpu };
   };
 
+  if (s.endpoint === 'classifier') {
+    // Every target (L and B included) gets the very same request: path, headers and the fixed body.
+    if (s.body === undefined) throw new Error(`${s.id}: the classifier scenario needs a body`);
+    const body = s.body;
+    const headers = classifierHeaders(s, ctx.secrets);
+    return {
+      run: (d, mode) => load({ method: 'POST', path: CLASSIFIER_PATH, headers, body }, d, mode),
+      wrk: { url: url + CLASSIFIER_PATH, headers, method: 'POST', body },
+    };
+  }
   if (s.endpoint !== 'verify') {
     const path = getPath(s, p);
     return {
@@ -144,6 +176,30 @@ export async function checkVerify(s: Scenario, target: Target, keys: Readonly<Re
   } finally {
     agent.destroy();
   }
+}
+
+/** The blocks a classification with every input present must carry (docs/classifier.md). */
+const CLASSIFIER_BLOCKS = ['text', 'email', 'ip', 'location', 'device', 'similarity'] as const;
+
+/**
+ * Before measuring a classifier target: the scenario's request answers 200 with a classification;
+ * Palisade's answer carries every block (no signal left out), the MX rule found the domain's mail
+ * server (the loopback DNS server answered), and the text was read as English. Returns why not, or null.
+ */
+export async function checkClassifier(s: Scenario, target: Target, secrets: Readonly<Record<KeyName, string>>): Promise<string | null> {
+  const res = await fetch(target.server.url + CLASSIFIER_PATH, { method: 'POST', headers: classifierHeaders(s, secrets), body: s.body });
+  const text = await res.text();
+  if (res.status !== 200) return `POST ${CLASSIFIER_PATH} answered ${res.status} ${text.slice(0, 200)}`;
+  const json = JSON.parse(text) as Record<string, unknown>;
+  if (typeof json.classification !== 'string') return `POST ${CLASSIFIER_PATH} gave no classification: ${text.slice(0, 200)}`;
+  if (target.kind !== 'palisade') return null;
+  const missing = CLASSIFIER_BLOCKS.filter((b) => json[b] === null || typeof json[b] !== 'object');
+  if (missing.length > 0) return `the classification has no ${missing.join(', ')} block: not every signal ran`;
+  const email = json.email as { rules?: Record<string, { score?: number }> };
+  if (email.rules?.MX?.score !== 0) return `the MX rule fired (${JSON.stringify(email.rules?.MX)}): the loopback DNS server did not answer`;
+  const language = (json.text as { language?: unknown }).language;
+  if (language !== 'en') return `the text was read as ${JSON.stringify(language)}, not en`;
+  return null;
 }
 
 /** The path of a GET scenario. */

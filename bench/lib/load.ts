@@ -3,6 +3,8 @@
 // and measures the GET scenarios beside it: on a small machine it shows how much of a figure the
 // JavaScript generator costs.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +66,11 @@ export interface LoadResult {
   readonly sampledRps?: number;
   /** Feed runs: bodies claimed (sent or built) out of the feed's count. */
   readonly fed?: { readonly claimed: number; readonly available: number };
+  /**
+   * CPU time of the server's primary and workers during the run ÷ the answers it gave, µs
+   * (bench/lib/drivers.ts; absent from results written before it, null where /proc is unreadable).
+   */
+  readonly serverCpuUsPerAnswer?: number | null;
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
@@ -177,6 +184,14 @@ export function wrkVersion(): Promise<string | null> {
   });
 }
 
+/** A request wrk sends again and again: a GET, or a POST with a fixed body (given to wrk in a Lua script). */
+export interface WrkRequest {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly method?: 'GET' | 'POST';
+  readonly body?: string;
+}
+
 export interface WrkOptions {
   readonly threads: number;
   readonly connections: number;
@@ -185,11 +200,25 @@ export interface WrkOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** GET `url` with wrk (no body: the verify scenarios' unique payloads are autocannon's alone). */
-export function runWrk(url: string, o: WrkOptions): Promise<WrkResult> {
+/**
+ * `url` with wrk: a GET, or with `post` a POST of that fixed body (a Lua script sets the method and
+ * body; the verify scenarios' unique payloads are autocannon's alone).
+ */
+export function runWrk(url: string, o: WrkOptions, post?: { readonly body: string }): Promise<WrkResult> {
   const headers = Object.entries(o.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-  return new Promise((resolve, reject) => {
-    execFile('wrk', [`-t${o.threads}`, `-c${o.connections}`, `-d${o.durationS}s`, ...headers, url], (err, stdout) => {
+  let dir: string | null = null;
+  const script: string[] = [];
+  if (post !== undefined) {
+    dir = mkdtempSync(join(tmpdir(), 'pb-wrk-'));
+    const file = join(dir, 'post.lua');
+    // A Lua long string: the body needs no escaping unless it holds the closing bracket sequence.
+    let level = '';
+    while (post.body.includes(`]${level}]`)) level += '=';
+    writeFileSync(file, `wrk.method = "POST"\nwrk.body = [${level}[${post.body}]${level}]\n`);
+    script.push('-s', file);
+  }
+  return new Promise<WrkResult>((resolve, reject) => {
+    execFile('wrk', [`-t${o.threads}`, `-c${o.connections}`, `-d${o.durationS}s`, ...script, ...headers, url], (err, stdout) => {
       if (err) return reject(err);
       const rps = /Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1];
       const lat = /Latency\s+([\d.]+)(us|ms|s)\b/.exec(stdout);
@@ -201,5 +230,7 @@ export function runWrk(url: string, o: WrkOptions): Promise<WrkResult> {
         threads: o.threads, connections: o.connections, durationS: o.durationS, version: o.version,
       });
     });
+  }).finally(() => {
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
   });
 }

@@ -92,6 +92,31 @@ async function waitForWorkers(server: ServerProcess, workers: number, deadline: 
   await new Promise((r) => setTimeout(r, 300));
 }
 
+/**
+ * CPU time (user + system, ms) spent so far by a server's primary and workers, from
+ * /proc/<pid>/stat (clock ticks of 10 ms on Linux: read it over whole runs, not single requests).
+ * Processes that are gone count 0; null when /proc cannot be read (not Linux).
+ */
+export function serverCpuMs(server: ServerProcess): number | null {
+  let ticks = 0;
+  for (const pid of [server.proc.pid!, ...server.workerPids()]) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      if (pid === server.proc.pid) return null;
+      continue;
+    }
+    // The fields after the command name (which may hold spaces): state is the first, utime the 12th, stime the 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * CLOCK_TICK_MS;
+}
+
+/** USER_HZ: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICK_MS = 10;
+
 export interface MemoryUse {
   /** VmRSS: every resident page, shared ones (the mapped state table, libraries) included. */
   readonly rss: number;

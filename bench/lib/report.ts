@@ -74,7 +74,7 @@ export function latestResults(dir: string): Map<string, AnyFile> {
   const latest = new Map<string, { file: AnyFile; date: string }>();
   if (!existsSync(dir)) return new Map();
   for (const name of readdirSync(dir)) {
-    const m = /^\d{4}-\d{2}-\d{2}-(S\d|memory|sustained)\.json$/.exec(name);
+    const m = /^\d{4}-\d{2}-\d{2}-(S\d[a-z]?|memory|sustained)\.json$/.exec(name);
     if (!m) continue;
     const file = JSON.parse(readFileSync(join(dir, name), 'utf8')) as AnyFile;
     const prev = latest.get(m[1]!);
@@ -98,6 +98,8 @@ const SENTINEL = {
   challenge: 5_257,
   verify: 6_321,
   defaultSetup: 2_000,
+  /** ALTCHA's published classifier rate for 10 KB of text, on a laptop. */
+  classifier10kb: 932,
 };
 
 export function renderSection(files: Map<string, AnyFile>): string {
@@ -161,17 +163,23 @@ function scenarioBlock(f: ResultsFile): string[] {
     `load average ${r.loadBefore[0]} → ${r.loadAfter[0]}`;
   if (r.skipped) return [head, '', `Skipped (${when}): ${r.skipped}`, ''];
   const withWrk = r.targets.some((t) => t.wrkRps != null);
+  // The second baseline column: P (altcha-lib) in the PoW scenarios, B (naive Bayes) in the classifier one.
+  const withB = r.targets.some((t) => t.kind === 'B');
   const lines = [
     head, '', `_${when}._`, '',
-    `| target | req/s (median) | ÷ L | ÷ P |${withWrk ? ' wrk req/s | ÷ L (wrk) |' : ''} 50% rate | paced p50 / p99 / max (ms) | autocannon -R p50 / p99 / max (ms) |`,
+    `| target | req/s (median) | ÷ L | ${withB ? '÷ B' : '÷ P'} |${withWrk ? ' wrk req/s | ÷ L (wrk) |' : ''} 50% rate | paced p50 / p99 / max (ms) | autocannon -R p50 / p99 / max (ms) |`,
     `|---|---:|---:|---:|${withWrk ? '---:|---:|' : ''}---:|---|---|`,
   ];
   for (const t of r.targets) {
     const wrk = withWrk ? ` ${t.wrkRps == null ? '—' : fmt(t.wrkRps)} | ${t.wrkVsL ?? '—'} |` : '';
     lines.push(`| ${targetName(t)} | ${fmt(t.rps)}${t.troubled > 0 ? ` ⚠ ${plural(t.troubled, 'run')} with errors` : ''} | ` +
-      `${t.vsL ?? '—'} | ${t.vsP ?? '—'} |${wrk} ${fmt(t.latencyRate)} | ${lat(t.paced)} | ${lat(t.latency)} |`);
+      `${t.vsL ?? '—'} | ${(withB ? t.vsB : t.vsP) ?? '—'} |${wrk} ${fmt(t.latencyRate)} | ${lat(t.paced)} | ${lat(t.latency)} |`);
   }
   lines.push('');
+  const cpu = r.targets.filter((t) => t.cpuUsPerAnswer != null);
+  if (cpu.length > 0) {
+    lines.push(`Server CPU per answer at full speed (primary and workers, µs, median): ${cpu.map((t) => `${targetName(t)} ${fmt(t.cpuUsPerAnswer!)}`).join(', ')}.`, '');
+  }
   if (r.derivation) {
     const ratios = Object.entries(r.derivation.ratios)
       .map(([c, v]) => `${c} ${v ?? '—'}${r.derivation!.wrkRatios?.[c] != null ? ` (wrk: ${r.derivation!.wrkRatios[c]})` : ''}`).join(', ');
@@ -190,6 +198,10 @@ function scenarioBlock(f: ResultsFile): string[] {
   }
   if (r.floodRatio !== null) lines.push(`Flood limit on ÷ off (production ÷ production-noflood): ${r.floodRatio}.`, '');
   if (r.intelRatio != null) lines.push(`IP intelligence on ÷ off (production ÷ production-nointel): ${r.intelRatio}.`, '');
+  if (r.fieldsRatio != null) {
+    lines.push(`A key asking for fields ÷ the default policy, payloads without fields (production-fields ÷ production): ${r.fieldsRatio}` +
+      `${r.fieldsCpuRatio != null ? `; server CPU per answer, the same two: ${r.fieldsCpuRatio}` : ''}.`, '');
+  }
   return lines;
 }
 
@@ -207,6 +219,8 @@ function lat(l: Latency): string {
 function targetName(t: TargetResult): string {
   if (t.kind === 'L') return 'L: uWebSockets.js hello world';
   if (t.kind === 'P') return 'P: Fastify + altcha-lib';
+  if (t.kind === 'B') return 'B: Fastify + wink-naive-bayes-text-classifier';
+  if (t.config === 'production-fields') return 'Palisade production, key asking for fields';
   return `Palisade ${t.config}`;
 }
 
@@ -240,6 +254,9 @@ function sentinelBlock(files: ResultsFile[]): string[] {
     '|---|---:|---:|---:|',
     `| GET /v1/challenge | ${fmtOr(rps('S1', 'bare'))} | ${fmtOr(rps('S1', 'production'))} | ${fmt(SENTINEL.challenge)} |`,
     `| POST /v1/verify | ${fmtOr(rps('S2', 'bare'))} | ${fmtOr(rps('S2', 'production'))} | ${fmt(SENTINEL.verify)} |`,
+    ...(files.some((f) => f.result.id === 'S6')
+      ? [`| POST /v1/classifier, 10 KB | ${fmtOr(rps('S6', 'bare'))} | ${fmtOr(rps('S6', 'production'))} | ${fmt(SENTINEL.classifier10kb)} (a laptop) |`]
+      : []),
     '',
     `Palisade: ${hw}, load generator on the same cores. Sentinel: ${SENTINEL.hardware}; in its default setup ` +
     `(logging and rate limits on) the spec quotes about ${fmt(SENTINEL.defaultSetup)} requests per second. Its table's ` +

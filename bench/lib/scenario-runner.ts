@@ -6,14 +6,14 @@
 // one invocation.
 import { availableParallelism } from 'node:os';
 import type { Check, ConfigName, Scenario } from '../scenarios/scenario.js';
-import { checkChallenge, checkVerify, createDriver, type Driver, type DriverContext } from './drivers.js';
+import { checkChallenge, checkClassifier, checkVerify, createDriver, type Driver, type DriverContext } from './drivers.js';
 import { measureDerivationRate, type DerivationRate } from './derive-rate.js';
 import type { KeyTemplate } from './keys.js';
 import { runWrk, type Latency, type LoadResult, type WrkResult } from './load.js';
 import { loadAverage } from './machine.js';
 import { median, ratio, round } from './stats.js';
 import { measureStockedPool, type StockedResult } from './stocked-pool.js';
-import { startL, startP, startPalisade, type Target } from './targets.js';
+import { startB, startL, startP, startPalisade, type Target } from './targets.js';
 
 export interface RunContext extends DriverContext {
   readonly durationS: number;
@@ -49,8 +49,12 @@ export interface TargetResult {
   readonly paced: Latency;
   /** Runs with errors, timeouts or non-2xx answers (the numbers are then suspect). */
   readonly troubled: number;
+  /** Median over the full-speed runs of the server's CPU per answer, µs (primary and workers; absent from older results). */
+  readonly cpuUsPerAnswer?: number | null;
   readonly vsL: number | null;
   readonly vsP: number | null;
+  /** ÷ B, the naive-Bayes baseline (S6; absent from results written before it). */
+  readonly vsB?: number | null;
 }
 
 export interface CheckResult {
@@ -84,6 +88,10 @@ export interface ScenarioResult {
   readonly floodRatio: number | null;
   /** S1: production ÷ production without IP intelligence (absent from results written before it). */
   readonly intelRatio?: number | null;
+  /** S2c: production-fields ÷ production, the classifying key's policy ÷ the default's (payloads without fields). */
+  readonly fieldsRatio?: number | null;
+  /** S2c: production-fields's server CPU per answer ÷ production's (above 1: the policy costs CPU). */
+  readonly fieldsCpuRatio?: number | null;
   readonly checks: readonly CheckResult[];
 }
 
@@ -102,20 +110,26 @@ export async function runScenario(s: Scenario, ctx: RunContext): Promise<Scenari
   if (unavailable) return skipped(unavailable);
 
   const targets: Target[] = [];
+  let services: Awaited<ReturnType<NonNullable<Scenario['services']>>> | null = null;
   try {
+    services = (await s.services?.()) ?? null;
     for (const config of s.configs) {
       ctx.log(`  starting palisade:${config}`);
-      targets.push(await startPalisade(ctx.template, config, ctx.workers, s.env));
+      targets.push(await startPalisade(ctx.template, config, ctx.workers, { ...s.env, ...services?.env }));
     }
     if (s.baselines.includes('L')) targets.push(await startL(ctx.workers));
     if (s.baselines.includes('P')) targets.push(await startP(ctx.workers));
+    if (s.baselines.includes('B')) targets.push(await startB(ctx.workers, ctx.secrets[s.key]));
 
     for (const t of targets) {
       if (t.kind === 'L') continue;
-      const reason = (s.endpoint === 'verify' ? await checkVerify(s, t, ctx.keys) : await checkChallenge(s, t, ctx.keys))
+      const reason = (s.endpoint === 'verify' ? await checkVerify(s, t, ctx.keys)
+        : s.endpoint === 'classifier' ? await checkClassifier(s, t, ctx.secrets) : await checkChallenge(s, t, ctx.keys))
         ?? (t.kind === 'palisade' ? await s.checkTarget?.(t.server.url) : null);
       if (reason) return skipped(`${t.id}: ${reason}`);
     }
+    const serviceTrouble = services?.check?.() ?? null;
+    if (serviceTrouble) return skipped(serviceTrouble);
 
     const firstPalisade = targets.find((t) => t.kind === 'palisade');
     const drivers = new Map<string, Driver>(targets.map((t) => [t.id, createDriver(s, t, ctx, firstPalisade)]));
@@ -134,11 +148,11 @@ export async function runScenario(s: Scenario, ctx: RunContext): Promise<Scenari
         const driver = drivers.get(t.id)!;
         const r = await driver.run(ctx.durationS, FULL);
         runs.get(t.id)!.push(r);
-        ctx.log(`  round ${round + 1} ${t.id}: ${r.rps} req/s${trouble(r)}`);
+        ctx.log(`  round ${round + 1} ${t.id}: ${r.rps} req/s${r.serverCpuUsPerAnswer == null ? '' : `, ${r.serverCpuUsPerAnswer} µs of server CPU per answer`}${trouble(r)}`);
         if (ctx.wrk !== null && driver.wrk !== null) {
           const w = await runWrk(driver.wrk.url, {
             threads: availableParallelism(), connections: ctx.connections, durationS: ctx.durationS, version: ctx.wrk, headers: driver.wrk.headers,
-          });
+          }, driver.wrk.method === 'POST' ? { body: driver.wrk.body ?? '' } : undefined);
           wrkRuns.get(t.id)!.push(w);
           ctx.log(`  round ${round + 1} ${t.id} (wrk): ${w.rps} req/s${w.non2xx > 0 ? ` [${w.non2xx} non-2xx]` : ''}`);
         }
@@ -167,6 +181,7 @@ export async function runScenario(s: Scenario, ctx: RunContext): Promise<Scenari
     return summarize(s, targets, { runs, latencyRuns, pacedRuns, wrkRuns }, rates, derivations, stocked, loadBefore);
   } finally {
     for (const t of targets) await t.server.stop();
+    await services?.close();
   }
 }
 
@@ -177,6 +192,11 @@ interface Measured {
   readonly latencyRuns: Map<string, LoadResult[]>;
   readonly pacedRuns: Map<string, LoadResult[]>;
   readonly wrkRuns: Map<string, WrkResult[]>;
+}
+
+function medianOrNull(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length === 0 ? null : Math.round(median(known));
 }
 
 function medianLatency(runs: readonly LoadResult[]): Latency {
@@ -195,6 +215,7 @@ function summarize(
   const rps = (id: string) => (runs.has(id) ? median(runs.get(id)!.map((r) => r.rps)) : null);
   const L = rps('L');
   const P = rps('P');
+  const B = rps('B');
   const wrkRps = (id: string) => {
     const w = m.wrkRuns.get(id) ?? [];
     return w.length === 0 ? null : median(w.map((r) => r.rps));
@@ -209,8 +230,10 @@ function summarize(
       rps: round(own), wrkRuns: m.wrkRuns.get(t.id)!, wrkRps: wrkRps(t.id), wrkVsL: t.kind === 'L' ? null : ratio(wrkRps(t.id), wrkL),
       latencyRate: rates.get(t.id)!, latency: medianLatency(lat), paced: medianLatency(paced),
       troubled: [...runs.get(t.id)!, ...lat, ...paced].filter((r) => trouble(r) !== '').length,
+      cpuUsPerAnswer: medianOrNull(runs.get(t.id)!.map((r) => r.serverCpuUsPerAnswer ?? null)),
       vsL: t.kind === 'L' ? null : ratio(own, L),
       vsP: t.kind !== 'palisade' ? null : ratio(own, P),
+      vsB: t.kind !== 'palisade' ? null : ratio(own, B),
     };
   });
   const byConfig = (c: ConfigName) => results.find((r) => r.config === c);
@@ -223,11 +246,14 @@ function summarize(
   const prod = byConfig('production');
   const noflood = byConfig('production-noflood');
   const nointel = byConfig('production-nointel');
+  const fields = byConfig('production-fields');
   return {
     id: s.id, title: s.title, skipped: null, loadBefore, loadAfter: loadAverage(), targets: results, derivation, stockedPool: stocked,
     floodRatio: prod && noflood ? ratio(prod.rps, noflood.rps) : null,
     intelRatio: prod && nointel ? ratio(prod.rps, nointel.rps) : null,
-    checks: s.checks.map((c) => evaluate(c, byConfig(c.config), { L, P, derivation: derivationRate }, derivation?.ratios[c.config] ?? null,
+    fieldsRatio: prod && fields ? ratio(fields.rps, prod.rps) : null,
+    fieldsCpuRatio: prod && fields ? ratio(fields.cpuUsPerAnswer, prod.cpuUsPerAnswer) : null,
+    checks: s.checks.map((c) => evaluate(c, byConfig(c.config), { L, P, B, derivation: derivationRate, byConfig }, derivation?.ratios[c.config] ?? null,
       derivation?.wrkRatios[c.config] ?? null, stocked)),
   };
 }
@@ -236,7 +262,10 @@ function summarize(
 interface Denominators {
   readonly L: number | null;
   readonly P: number | null;
+  readonly B?: number | null;
   readonly derivation: number | null;
+  /** Another configuration's result (vsConfig). */
+  readonly byConfig?: (c: ConfigName) => TargetResult | undefined;
 }
 
 /** a ÷ b ≥ min, unrounded (0.29986 shows as 0.3 and is not ≥ 0.3). */
@@ -263,6 +292,22 @@ export function evaluate(
       const measured = shown(rounded, r?.rps, base, c.min, met);
       const result = { label: `${c.config} ÷ ${c.kind === 'vsL' ? 'L' : 'P'}`, measured, target: `≥ ${c.min}`, met };
       return c.kind === 'vsL' && r?.wrkVsL != null ? { ...result, wrk: r.wrkVsL } : result;
+    }
+    case 'vsB': {
+      const base = of.B ?? null;
+      const rounded = r?.vsB ?? null;
+      const met = rounded !== null && atLeast(r?.rps, base, c.min);
+      return { label: `${c.config} ÷ B`, measured: shown(rounded, r?.rps, base, c.min, met), target: `≥ ${c.min}`, met };
+    }
+    case 'rps': {
+      const measured = r?.rps ?? null;
+      return { label: `${c.config} req/s (${c.why})`, measured, target: `≥ ${c.min}`, met: measured !== null && measured >= c.min };
+    }
+    case 'vsConfig': {
+      const base = of.byConfig?.(c.of)?.rps ?? null;
+      const rounded = ratio(r?.rps ?? null, base);
+      const met = rounded !== null && atLeast(r?.rps, base, c.min);
+      return { label: `${c.config} ÷ ${c.of}`, measured: shown(rounded, r?.rps, base, c.min, met), target: `≥ ${c.min}`, met };
     }
     case 'p99': {
       const measured = r?.paced.p99 ?? null;

@@ -10,11 +10,12 @@ import { spawnServer, type ServerProcess } from './processes.js';
 const PALISADE_MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const L_MAIN = fileURLToPath(new URL('../baselines/uws-hello.js', import.meta.url));
 const P_MAIN = fileURLToPath(new URL('../baselines/fastify-altcha.js', import.meta.url));
+const B_MAIN = fileURLToPath(new URL('../baselines/fastify-bayes.js', import.meta.url));
 
-export type TargetKind = 'palisade' | 'L' | 'P';
+export type TargetKind = 'palisade' | 'L' | 'P' | 'B';
 
 export interface Target {
-  /** 'palisade:production', 'L', 'P'. */
+  /** 'palisade:production', 'L', 'P', 'B'. */
   readonly id: string;
   readonly kind: TargetKind;
   readonly config: ConfigName | null;
@@ -53,6 +54,12 @@ export async function startP(workers: number): Promise<Target> {
     env: { WORKERS: String(workers), BENCH_P_POLICIES: JSON.stringify(baselinePolicies()) },
   });
   return { id: 'P', kind: 'P', config: null, server };
+}
+
+/** Baseline B (S6): Fastify + a naive-Bayes classifier, answering `Authorization: Bearer <token>`. */
+export async function startB(workers: number, token: string): Promise<Target> {
+  const server = await spawnServer({ name: 'B', script: B_MAIN, readyPath: '/.live', env: { WORKERS: String(workers), BENCH_B_TOKEN: token } });
+  return { id: 'B', kind: 'B', config: null, server };
 }
 
 /** The scenario keys' policies as Palisade resolves them, so P issues exactly the same challenges. */

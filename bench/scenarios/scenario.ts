@@ -14,7 +14,10 @@ import type { StockedPoolPlan } from '../lib/types.js';
  * - production-nointel: production with IP intelligence as far off as it goes (docs/intel.md): no
  *   threat lists or threat detection (THREATS_ENABLED=0), no embedded ASN index, no high-risk
  *   countries. There is no switch for the embedded country database, so its lookup (about 1 µs,
- *   bench/micro/geo.ts) stays: the ratio shows what the lists, the index and the rules cost.
+ *   bench/micro/geo.ts) stays: the ratio shows what the lists, the index and the rules cost;
+ * - production-fields (S2c only): production, verifying with the key whose policy asks for
+ *   classification (`fields` in bench/lib/keys.ts; the scenario's keyFor names it), beside
+ *   production with the default policy's key.
  */
 export const CONFIGS = {
   production: { ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '8000000/1m' },
@@ -23,14 +26,20 @@ export const CONFIGS = {
   'production-nointel': {
     ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '8000000/1m', THREATS_ENABLED: '0', GEO_EMBEDDED_ASN: '0', HIGH_RISK_COUNTRIES: '',
   },
+  'production-fields': { ACCESS_LOG_ENABLED: '1', FLOOD_RATE_LIMIT: '8000000/1m' },
 } as const satisfies Record<string, Record<string, string>>;
 
 export type ConfigName = keyof typeof CONFIGS;
-export type Baseline = 'L' | 'P';
+/** L: uWS hello world; P: Fastify + altcha-lib; B: Fastify + a naive-Bayes text classifier (S6). */
+export type Baseline = 'L' | 'P' | 'B';
 
 /** A target of issue 7, checked against the medians of one invocation. */
 export type Check =
-  | { readonly kind: 'vsL' | 'vsP'; readonly config: ConfigName; readonly min: number }
+  | { readonly kind: 'vsL' | 'vsP' | 'vsB'; readonly config: ConfigName; readonly min: number }
+  /** Absolute req/s (S6: 5 × ALTCHA's published 932 req/s for 10 KB). */
+  | { readonly kind: 'rps'; readonly config: ConfigName; readonly min: number; readonly why: string }
+  /** One configuration's req/s ÷ another's (S2c: the classifying key's policy ÷ the default's). */
+  | { readonly kind: 'vsConfig'; readonly config: ConfigName; readonly of: ConfigName; readonly min: number }
   | { readonly kind: 'p99'; readonly config: ConfigName; readonly maxMs: number }
   /** S4: issuance req/s ÷ derivations per second of the cores alone. */
   | { readonly kind: 'derivation'; readonly config: ConfigName; readonly min: number }
@@ -40,9 +49,27 @@ export type Check =
 export interface Scenario {
   readonly id: string;
   readonly title: string;
-  /** ops: GET /.live (the HTTP layer alone); challenge: GET /v1/challenge; inspect: GET /v1/inspect; verify: POST /v1/verify. */
-  readonly endpoint: 'ops' | 'challenge' | 'inspect' | 'verify';
+  /**
+   * ops: GET /.live (the HTTP layer alone); challenge: GET /v1/challenge; inspect: GET /v1/inspect;
+   * verify: POST /v1/verify; classifier: POST /v1/classifier with a fixed body (`body`) and the key's
+   * secret as `Authorization: Bearer`.
+   */
+  readonly endpoint: 'ops' | 'challenge' | 'inspect' | 'verify' | 'classifier';
   readonly key: KeyName;
+  /** Another key for some configurations (S2c: production-fields verifies with the `fields` key). */
+  readonly keyFor?: Partial<Readonly<Record<ConfigName, KeyName>>>;
+  /** The classifier scenario's request body (the same bytes for every target). */
+  readonly body?: string;
+  /**
+   * Helpers the targets need, started before them and closed after (S6: a DNS server on loopback
+   * for the MX lookups); their environment is added to every Palisade target's.
+   */
+  readonly services?: () => Promise<{
+    readonly env: Readonly<Record<string, string>>;
+    /** After the targets' checks: why the helpers show the scenario is not what it measures, or null. */
+    check?(): string | null;
+    close(): Promise<void>;
+  }>;
   readonly configs: readonly ConfigName[];
   readonly baselines: readonly Baseline[];
   /** Extra service environment (S3: REDIS_URL). */

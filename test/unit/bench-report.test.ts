@@ -2,8 +2,11 @@
 // was divided by (the L bursts of its own minutes), and results written before that pairing (no
 // lRps) still render.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { renderSection, renderSummary, type ResultsFile } from '../../bench/lib/report.js';
+import { latestResults, renderSection, renderSummary, type ResultsFile } from '../../bench/lib/report.js';
 import type { StockedResult } from '../../bench/lib/stocked-pool.js';
 
 const machine = { cpuModel: 'AMD EPYC', cores: 2, cpuFlags: ['sha_ni'], memoryMb: 24_106, node: 'v20.20.2', os: 'linux' };
@@ -107,4 +110,48 @@ test('bench report: results measured on different machines name each one, at the
   assert.ok(text.includes('Machines: AMD EPYC, 2 cores, SHA-NI, 24 GB, Node v20.20.2; Intel Xeon, 2 cores, SHA-NI, 24 GB, Node v20.20.2.'), text);
   assert.ok(text.includes('_2026-11-25 on Intel Xeon, 3 × 10 s per target and mode'), text);
   assert.match(renderSummary(new Map([['S1', a], ['S5', b]])), /\| 2026-11-25, Intel Xeon \|/);
+});
+
+test('bench report: S6 shows ÷ B instead of ÷ P, names B, and adds the classifier row beside ALTCHA\'s figure', () => {
+  const file = s1(null);
+  const t = (kind: string, config: string | null, rps: number, vsB: number | null) => ({
+    id: config ? `palisade:${config}` : kind, kind, config, rps, vsL: kind === 'L' ? null : 0.1, vsP: null, vsB, wrkRps: null, wrkVsL: null,
+    latencyRate: rps / 2, troubled: 0, latency: { p50: 1, p99: 2, max: 3 }, paced: { p50: 1, p99: 2, max: 3 },
+  });
+  const s6 = {
+    ...file,
+    result: {
+      ...file.result, id: 'S6', title: 'POST /v1/classifier (10 KB of text, every signal on)',
+      targets: [t('palisade', 'production', 2_400, 2.4), t('palisade', 'bare', 2_600, 2.6), t('L', null, 30_000, null), t('B', null, 1_000, null)],
+    },
+  } as unknown as ResultsFile;
+  const text = renderSection(new Map([['S1', file], ['S6', s6]]));
+  const block = text.slice(text.indexOf('### S6:'));
+  assert.ok(block.includes('| target | req/s (median) | ÷ L | ÷ B |'), block);
+  assert.ok(block.includes('| Palisade production | 2,400 | 0.1 | 2.4 |'), block);
+  assert.ok(block.includes('| B: Fastify + wink-naive-bayes-text-classifier | 1,000 | 0.1 | — |'), block);
+  assert.ok(text.includes('| POST /v1/classifier, 10 KB | 2,600 | 2,400 | 932 (a laptop) |'), text);
+  // Without S6 the Sentinel table has no classifier row, and S1 keeps its ÷ P column.
+  const without = renderSection(new Map([['S1', file]]));
+  assert.equal(without.includes('/v1/classifier'), false);
+  assert.ok(without.includes('| target | req/s (median) | ÷ L | ÷ P |'));
+});
+
+test('bench report: S2c gives the fields ratio; its results file is picked up by name', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pb-report-'));
+  try {
+    const file = s1(null);
+    const s2c = {
+      ...file, result: { ...file.result, id: 'S2c', title: 'POST /v1/verify, a key asking for fields, payloads without them', fieldsRatio: 0.97 },
+    } as unknown as ResultsFile;
+    writeFileSync(join(dir, '2026-11-27-S2c.json'), JSON.stringify(s2c));
+    writeFileSync(join(dir, '2026-11-27-S2x-old.json'), '{}');
+    const latest = latestResults(dir);
+    assert.deepEqual([...latest.keys()], ['S2c']);
+    const text = renderSection(latest);
+    assert.equal(text.split('\n').find((l) => l.startsWith('A key asking for fields')),
+      'A key asking for fields ÷ the default policy, payloads without fields (production-fields ÷ production): 0.97.');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

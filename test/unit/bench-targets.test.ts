@@ -35,3 +35,28 @@ test('bench targets: S4 from a stocked pool is met only when no take found the p
   assert.deepEqual(evaluate(check, undefined, of, null, null, null),
     { label: 'production ÷ L while the pool keeps up (stocked pool, bursts)', measured: null, target: '≥ 0.3', met: false });
 });
+
+test('bench targets: S6 ÷ B, an absolute rate, and S2c one configuration ÷ another', () => {
+  const target = (config: string, rps: number, vsB: number | null = null) =>
+    ({ id: `palisade:${config}`, kind: 'palisade', config, rps, vsB }) as unknown as Parameters<typeof evaluate>[1];
+  const prod = target('production', 9_000);
+  const fields = target('production-fields', 7_649);
+  const of = { L: 40_000, P: null, B: 1_000, derivation: null, byConfig: (c: string) => (c === 'production' ? prod : c === 'production-fields' ? fields : undefined) };
+
+  assert.deepEqual(evaluate({ kind: 'vsB', config: 'production', min: 2 }, target('production', 2_500, 2.5), of, null, null, null),
+    { label: 'production ÷ B', measured: 2.5, target: '≥ 2', met: true });
+  assert.equal(evaluate({ kind: 'vsB', config: 'production', min: 2 }, target('production', 2_500, 2.5), { ...of, B: null }, null, null, null).met, false);
+
+  const rate = { kind: 'rps', config: 'production', min: 4_660, why: '5 × 932' } as const;
+  assert.deepEqual(evaluate(rate, target('production', 4_659), of, null, null, null),
+    { label: 'production req/s (5 × 932)', measured: 4_659, target: '≥ 4660', met: false });
+  assert.equal(evaluate(rate, target('production', 4_660), of, null, null, null).met, true);
+  assert.equal(evaluate(rate, undefined, of, null, null, null).met, false);
+
+  // 7,649 ÷ 9,000 = 0.84989: shown as 0.8498, not met; 7,650 ÷ 9,000 = 0.85 is.
+  const cost = { kind: 'vsConfig', config: 'production-fields', of: 'production', min: 0.85 } as const;
+  assert.deepEqual(evaluate(cost, fields, of, null, null, null),
+    { label: 'production-fields ÷ production', measured: 0.8498, target: '≥ 0.85', met: false });
+  assert.equal(evaluate(cost, target('production-fields', 7_650), of, null, null, null).met, true);
+  assert.equal(evaluate(cost, fields, { ...of, byConfig: () => undefined }, null, null, null).measured, null);
+});
