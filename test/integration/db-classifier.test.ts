@@ -34,6 +34,8 @@ for (const kind of DB_KINDS) {
       const a = await addTrainingExample(sql(), { accountId, text: 'cheap replica watches', source: 'cli' });
       assert.match(a.id, /^trn_[0-9A-Za-z]{16}$/);
       assert.deepEqual([a.group, a.threshold, a.weight, a.source], ['default', 0.7, 1, 'cli']);
+      // Listed by creation time: some engines keep milliseconds, so the second is made a little later.
+      await new Promise((r) => setTimeout(r, 5));
       const b = await addTrainingExample(sql(), { accountId, group: 'seo', text: 'guest post offer', threshold: 0.5, weight: 2 });
       await addTrainingExample(sql(), { accountId: otherId, text: 'not yours' });
       assert.deepEqual((await listTrainingData(sql(), accountId)).map((e) => e.id), [a.id, b.id]);
