@@ -90,7 +90,9 @@ export function registerConsoleRoutes(router: Router, options: ConsoleOptions): 
       return { status: 200, body: file, headers: { ...CONSOLE_HEADERS, 'content-type': type, 'cache-control': cache } };
     }
     // A missing asset is a 404; any other path is a page of the application.
-    if (rel.startsWith('/assets/') || extname(rel) !== '') return refuse('NOT_FOUND', 404);
+    // So is a file name of any kind, dotfiles included (extname('/.env') is ''): scanners' /app/.env,
+    // /app/.git/config are no pages.
+    if (rel.startsWith('/assets/') || extname(rel) !== '' || rel.includes('/.')) return refuse('NOT_FOUND', 404);
     return html(index);
   });
 }
