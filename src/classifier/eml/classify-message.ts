@@ -4,7 +4,7 @@
 // on top. The total is the sum of every block's score; the key's bands decide GOOD, NEUTRAL or BAD.
 import { round2 } from '../block.js';
 import { classify, type ClassifierDeps, type ClassifierResult, type ClassifyInput } from '../classify.js';
-import { band } from '../policy.js';
+import { band, DEFAULT_BANDS } from '../policy.js';
 import type { Block, TextBlock } from '../types.js';
 import type { Authentication } from './authenticate.js';
 import { analyzeMessage } from './message-rules.js';
@@ -55,7 +55,7 @@ export async function classifyMessage(
   fired.sort((a, b) => b[1] - a[1]);
   const score = Math.max(0, round2(total));
   return {
-    ...base, classification: band(score, input.bands ?? { neutralScore: 1, badScore: 2 }), score, reasons: fired.map((f) => f[0]), message,
+    ...base, classification: band(score, input.bands ?? DEFAULT_BANDS), score, reasons: fired.map((f) => f[0]), message,
     time: round2(performance.now() - started),
   };
 }
