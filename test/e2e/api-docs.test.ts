@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { pollUntilReady } from '../helpers/child-process.js';
 import { startService, type Service } from '../helpers/service.js';
+import { launchChromium } from '../helpers/browser.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -24,10 +25,7 @@ before(async () => {
   svc = await startService({ env: { WORKERS: '0', APP_BASE_PATH: '/captcha' }, waitReady: false });
   const state = await pollUntilReady(`${svc.url}/captcha/.live`, svc.proc, Date.now() + 45_000, 50);
   assert.equal(state, 'ready', svc.output.join('\n'));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
 import { CODE_ALPHABET, generateCode } from '../../src/code-challenge/code.js';
 import { createImageRenderer, IMAGE_HEIGHT, IMAGE_WIDTH } from '../../src/code-challenge/image.js';
+import { launchChromium } from '../helpers/browser.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TESSERACT = '/usr/bin/tesseract';
@@ -33,10 +33,7 @@ async function ocr(file: string, whitelist: boolean): Promise<string> {
 test(`tesseract reads fewer than 5 % of ${IMAGES} code images`, { skip: !available, timeout: 600_000 }, async () => {
   const render = createImageRenderer();
   const dir = mkdtempSync(join(tmpdir(), 'palisade-ocr-'));
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: IMAGE_WIDTH, height: IMAGE_HEIGHT } });
     const samples: { code: string; file: string }[] = [];

@@ -11,10 +11,11 @@ import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { verifyServerSignature } from 'altcha-lib';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { wavSeconds } from '../../src/code-challenge/wav.js';
 import { readCode } from '../helpers/code-challenge.js';
 import { createTestKey, startService, type Service, type TestKey } from '../helpers/service.js';
+import { closeSite, launchChromium, listenSite } from '../helpers/browser.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -57,17 +58,13 @@ before(async () => {
     if (!p) { res.writeHead(404).end(); return; }
     res.writeHead(200, { 'content-type': p.type }).end(p.body);
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://localhost:${(site.address() as { port: number }).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  siteUrl = await listenSite(site);
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await new Promise((resolve) => (site ? site.close(resolve) : resolve(undefined)));
+  await closeSite(site);
   await svc?.stop();
 });
 

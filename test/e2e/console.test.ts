@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startService, type Service } from '../helpers/service.js';
+import { closeSite, launchChromium, listenSite } from '../helpers/browser.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -53,17 +54,13 @@ before(async () => {
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://localhost:${(site.address() as { port: number }).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  siteUrl = await listenSite(site);
+  browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await new Promise((resolve) => (site ? site.close(resolve) : resolve(undefined)));
+  await closeSite(site);
   await svc?.stop();
   if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(SHOTS, { recursive: true, force: true });
 });
