@@ -1,9 +1,10 @@
 // The e-mail comparison's results: per-class quality from the verdicts, the results file, and the
 // README section between <!-- eml:start --> and <!-- eml:end -->.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { emptyConfusion, figures, record, type Figures } from '../../eval/lib/metrics.js';
 import type { MachineInfo } from '../lib/machine.js';
 import { describeMachine } from '../lib/machine.js';
+import { updateFileBetween } from '../lib/markers.js';
 import type { RawMessage } from './corpus.js';
 import type { Speed } from './measure.js';
 
@@ -54,12 +55,7 @@ export function writeResults(path: string, results: EmlResults): void {
 }
 
 export function updateReadme(readmePath: string, section: string): boolean {
-  const text = readFileSync(readmePath, 'utf8');
-  const start = text.indexOf(START_MARKER);
-  const end = text.indexOf(END_MARKER);
-  if (start < 0 || end < start) return false;
-  writeFileSync(readmePath, `${text.slice(0, start + START_MARKER.length)}\n${section}\n${text.slice(end)}`);
-  return true;
+  return updateFileBetween(readmePath, START_MARKER, END_MARKER, section);
 }
 
 const pct = (x: number | null) => (x === null ? '–' : (x * 100).toFixed(1));

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { MachineInfo } from './machine.js';
 import { describeMachine } from './machine.js';
+import { updateFileBetween } from './markers.js';
 import type { MemoryResult } from './memory.js';
 import type { SustainedResult } from './sustained.js';
 import type { ScenarioResult, TargetResult } from './scenario-runner.js';
@@ -85,12 +86,7 @@ export function latestResults(dir: string): Map<string, AnyFile> {
 
 /** Replaces the text between the markers; false (file untouched) when the markers are missing. */
 export function updateReadme(readmePath: string, section: string): boolean {
-  const text = readFileSync(readmePath, 'utf8');
-  const start = text.indexOf(START_MARKER);
-  const end = text.indexOf(END_MARKER);
-  if (start < 0 || end < start) return false;
-  writeFileSync(readmePath, `${text.slice(0, start + START_MARKER.length)}\n${section}\n${text.slice(end)}`);
-  return true;
+  return updateFileBetween(readmePath, START_MARKER, END_MARKER, section);
 }
 
 const SENTINEL = {

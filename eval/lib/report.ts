@@ -3,6 +3,7 @@
 // family, the false-positive rate for a ham family), and the classify time per message.
 import type { Cell, SetResult } from './evaluate.js';
 import type { Figures } from './metrics.js';
+import { replaceBetween } from '../../bench/lib/markers.js';
 
 export const SET_NAMES = ['spamassassin', 'forms'] as const;
 export type SetName = (typeof SET_NAMES)[number];
@@ -70,10 +71,9 @@ export function renderMarkdown(report: EvalReport): string {
 
 /** The README with the text between the eval markers replaced; throws when a marker is missing. */
 export function replaceSection(readme: string, section: string): string {
-  const start = readme.indexOf(README_START);
-  const end = readme.indexOf(README_END);
-  if (start < 0 || end < start) throw new Error(`README.md lacks the ${README_START} … ${README_END} markers`);
-  return `${readme.slice(0, start + README_START.length)}\n${section}\n${readme.slice(end)}`;
+  const next = replaceBetween(readme, README_START, README_END, section);
+  if (next === null) throw new Error(`README.md lacks the ${README_START} … ${README_END} markers`);
+  return next;
 }
 
 function languageRow(set: string, language: string, c: Cell): string {

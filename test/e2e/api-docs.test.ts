@@ -8,9 +8,8 @@ import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { pollUntilReady } from '../helpers/child-process.js';
 import { startService, type Service } from '../helpers/service.js';
-import { launchChromium } from '../helpers/browser.js';
+import { CHROMIUM, launchChromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 if (!available) {
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing (CI=true: the docs e2e test must run; apt-get install -y chromium)`);

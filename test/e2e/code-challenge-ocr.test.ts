@@ -11,9 +11,8 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { CODE_ALPHABET, generateCode } from '../../src/code-challenge/code.js';
 import { createImageRenderer, IMAGE_HEIGHT, IMAGE_WIDTH } from '../../src/code-challenge/image.js';
-import { launchChromium } from '../helpers/browser.js';
+import { CHROMIUM, launchChromium } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TESSERACT = '/usr/bin/tesseract';
 const available = existsSync(CHROMIUM) && existsSync(TESSERACT);
 if (!available) {

@@ -7,7 +7,7 @@
 // page fetched). Then the adaptive rule over real HTTP, and the audio route's refusals.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { verifyServerSignature } from 'altcha-lib';
@@ -15,9 +15,8 @@ import type { Browser, Page } from 'playwright-core';
 import { wavSeconds } from '../../src/code-challenge/wav.js';
 import { readCode } from '../helpers/code-challenge.js';
 import { createTestKey, startService, type Service, type TestKey } from '../helpers/service.js';
-import { closeSite, launchChromium, listenSite } from '../helpers/browser.js';
+import { CHROMIUM, closeSite, launchChromium, listenSite, pagesSite, type SitePage } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 if (!available) {
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing (CI=true: the code-challenge e2e test must run; apt-get install -y chromium)`);
@@ -48,16 +47,12 @@ before(async () => {
   keyNever = await createTestKey(svc, { hostnames: ['localhost'], challengePolicy: light });
   const bundle = readFileSync(createRequire(import.meta.url).resolve('altcha').replace(/altcha\.umd\.cjs$/, 'altcha.js'));
   const challenge = `${svc.url}/v1/challenge?apiKey=${keyAlways.id}`;
-  const pages: Record<string, { type: string; body: string | Buffer }> = {
+  const pages: Record<string, SitePage> = {
     '/altcha.js': { type: 'text/javascript', body: bundle },
     '/code.html': { type: 'text/html', body: page(challenge, '{}') },
     '/code-de.html': { type: 'text/html', body: page(challenge, '{"audioChallengeLanguage":"de"}') },
   };
-  site = createServer((req, res) => {
-    const p = pages[req.url ?? ''];
-    if (!p) { res.writeHead(404).end(); return; }
-    res.writeHead(200, { 'content-type': p.type }).end(p.body);
-  });
+  site = pagesSite(pages);
   siteUrl = await listenSite(site);
   browser = await launchChromium();
 });

@@ -15,9 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startService, type Service } from '../helpers/service.js';
-import { closeSite, launchChromium, listenSite } from '../helpers/browser.js';
+import { CHROMIUM, closeSite, launchChromium, listenSite } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 if (!available) {
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing (CI=true: the console e2e test must run; apt-get install -y chromium)`);

@@ -5,15 +5,14 @@
 // altcha-lib accepts with the key's secret.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { verifyFieldsHash, verifyServerSignature } from 'altcha-lib';
 import type { Browser, Page } from 'playwright-core';
 import { createTestKey, startService, type Service, type TestKey } from '../helpers/service.js';
-import { closeSite, launchChromium, listenSite } from '../helpers/browser.js';
+import { CHROMIUM, closeSite, launchChromium, listenSite, pagesSite, type SitePage } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 if (!available) {
   if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing (CI=true: the widget e2e test must run; apt-get install -y chromium)`);
@@ -45,18 +44,14 @@ before(async () => {
   keyClassified = await createTestKey(svc, { hostnames: ['localhost'], challengePolicy: { counterMin: 100, counterMax: 1_000, classification: { fields: true } } });
   const bundle = readFileSync(createRequire(import.meta.url).resolve('altcha').replace(/altcha\.umd\.cjs$/, 'altcha.js'));
   const challengeBase = `${svc.url}/v1/challenge`;
-  const pages: Record<string, { type: string; body: string | Buffer }> = {
+  const pages: Record<string, SitePage> = {
     '/altcha.js': { type: 'text/javascript', body: bundle },
     '/v2.html': { type: 'text/html', body: page(`${challengeBase}?apiKey=${keyV2.id}&params.plan=pro`) },
     '/v1.html': { type: 'text/html', body: page(`${challengeBase}?apiKey=${keyV1.id}`) },
     '/spam.html': { type: 'text/html', body: plainPage(`${challengeBase}?apiKey=${keyClassified.id}`, SPAM_MESSAGE) },
     '/ham.html': { type: 'text/html', body: plainPage(`${challengeBase}?apiKey=${keyClassified.id}`, 'Could you tell me when my order will arrive? Thank you.') },
   };
-  site = createServer((req, res) => {
-    const p = pages[req.url ?? ''];
-    if (!p) { res.writeHead(404).end(); return; }
-    res.writeHead(200, { 'content-type': p.type }).end(p.body);
-  });
+  site = pagesSite(pages);
   siteUrl = await listenSite(site);
   browser = await launchChromium();
 });

@@ -1,6 +1,6 @@
 // Headless Chromium for the end-to-end tests: Debian's /usr/bin/chromium driven by playwright-core,
 // with the flags that keep it off the network, and the loopback site that serves a test's pages.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -22,4 +22,19 @@ export async function listenSite(site: Server): Promise<string> {
 
 export function closeSite(site: Server | undefined): Promise<void> {
   return new Promise((resolve) => (site ? site.close(() => resolve()) : resolve()));
+}
+
+/** A page the loopback site serves at its path. */
+export interface SitePage {
+  readonly type: string;
+  readonly body: string | Buffer;
+}
+
+/** A site serving `pages` by exact path (404 for the rest). */
+export function pagesSite(pages: Readonly<Record<string, SitePage>>): Server {
+  return createServer((req, res) => {
+    const p = pages[req.url ?? ''];
+    if (!p) { res.writeHead(404).end(); return; }
+    res.writeHead(200, { 'content-type': p.type }).end(p.body);
+  });
 }
