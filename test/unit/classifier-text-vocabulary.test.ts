@@ -48,6 +48,8 @@ test('scores: a term counts once however often it occurs; strong and weak weight
   assert.equal(ruleScore('PHARMACY', 'viagra'), 1.5);
   assert.equal(ruleScore('PHARMACY', 'viagra viagra VIAGRA Viagra'), 1.5);
   assert.equal(ruleScore('PHARMACY', 'my pills'), 0.25);
+  // Weak terms alone add at most 0.5 (WEAK_ALONE_MAX): a legitimate question about medication stays mild.
+  assert.equal(ruleScore('PHARMACY', 'my pills, the prescription, the meds and the tablets from the drugstore'), 0.5);
   assert.equal(ruleScore('PHARMACY', 'viagra and cialis pills'), 3.25);
   assert.equal(ruleScore('PHARMACY', 'buy viagra'), 3); // the drug and the phrase
   assert.equal(ruleScore('PHARMACY', 'viagra cialis levitra xanax valium tramadol'), 5); // at most 5
