@@ -246,11 +246,14 @@ test('a read-only user, by keyboard alone, finds no write button; every page ren
   const { context, page: ro } = await newContext({ width: 360, dark: true });
   await ro.goto(consoleUrl());
   await ro.getByLabel('Username', { exact: true }).waitFor();
+  // A keyboard user starts typing at once: the first field has the focus when the form shows.
+  await ro.waitForFunction("document.activeElement?.getAttribute('name') === 'username'", undefined, { timeout: 5000 });
   await ro.keyboard.type('viewer');
   await ro.keyboard.press('Tab');
   await ro.keyboard.type('viewer-temporary-1');
   await ro.keyboard.press('Enter');
   await ro.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+  await ro.waitForFunction("document.activeElement?.getAttribute('name') === 'currentPassword'", undefined, { timeout: 5000 });
   await ro.keyboard.type('viewer-temporary-1');
   await ro.keyboard.press('Tab');
   await ro.keyboard.type('viewer-password-22');

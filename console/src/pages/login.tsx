@@ -1,13 +1,16 @@
 // Login (with the one-time code when the user turned TOTP on) and the password change, forced at
 // a first login and offered in the settings.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, type Me } from '../api.js';
 import { ErrorLine } from '../ui.js';
 
-/** Focuses the form's first field when the page appears (autofocus works once per document only). */
+/**
+ * Focuses the form's first field when the page appears (autofocus works once per document only),
+ * in the same task that shows the form, so that keys typed as soon as it is visible land in it.
+ */
 function useFirstField(active = true) {
   const ref = useRef<HTMLFormElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (active) ref.current?.querySelector<HTMLInputElement>('input:not([hidden]):not([readonly])')?.focus();
   }, []);
   return ref;
