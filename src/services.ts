@@ -44,6 +44,7 @@ export function stateStoreOptions(config: Config, logger: Logger) {
     shmCapacity: config.STATE_STORE_CAPACITY,
     shmMaxClaimBytes: claimMemoryBytes(config.STATE_STORE_MAX_MEMORY, config.CONTAINER_MEMORY_LIMIT_MB),
     redisAllowEviction: config.REDIS_ALLOW_EVICTION,
+    redisClaimReplicas: config.REDIS_CLAIM_REPLICAS,
     redisCommandTimeout: config.REDIS_COMMAND_TIMEOUT,
     redisConnectTimeout: config.REDIS_CONNECT_TIMEOUT,
     redisMaxRetries: config.REDIS_MAX_RETRIES,

@@ -2,9 +2,12 @@
 // the SQL database (PostgreSQL, MySQL, MariaDB, libSQL; src/db/engines.ts), ClickHouse, uploads and snapshots.
 import { engineProblems } from '../db/engines.js';
 import { snapshotProblems } from '../db/snapshot-files.js';
+import { redisUrlProblems } from '../store/redis-url.js';
 import { bool, type Check, cron, ms, oneOf, optional, type Parser, str, uint, v } from './variable.js';
 
 const hostPort: Parser<string | null> = (s) => (s.trim() === '' ? null : s.trim());
+/** `auto` (null: by REDIS_URL's form) or a count. */
+const replicas: Parser<number | null> = (s) => (s.trim() === 'auto' ? null : uint(0, 16)(s));
 
 export const STORE_VARIABLES = {
   DEFAULT_ACCOUNT_NAME: v('Data', 'Default Account', str, 'Account created on first setup.'),
@@ -12,7 +15,8 @@ export const STORE_VARIABLES = {
   EMBEDDED_DB_DATABASE_ADDR: v('Data', '', hostPort, 'Optional loopback TCP address (host:port) for the embedded database besides its Unix socket; non-loopback addresses are refused (it has no authentication). The spec default :::4080 is not used for that reason.'),
   EMBEDDED_DB_REDIS_LOCATION: v('Data', 'db/state.shm', str, 'Shared-memory state file (relative to DATA_DIR).'),
   EMBEDDED_DB_REDIS_ADDR: v('Data', '', hostPort, 'Not used: the shared-memory state store has no network listener; use REDIS_URL for several nodes.'),
-  REDIS_URL: v('Data', '', optional, 'External Redis for the state store (several nodes): redis:// or rediss:// naming one server. redis+cluster:// and redis+sentinel:// are refused (not supported yet).', true),
+  REDIS_URL: v('Data', '', optional, 'External Redis for the state store (several nodes): redis://[user:password@]host:port (rediss:// for TLS) for one server; redis+cluster://[user:password@]host:port,host:port for a Redis Cluster (any reachable subset of its nodes); redis+sentinel://[user:password@]host:port,host:port/master-name[/db] for a master watched by Redis Sentinel (the sentinels are asked without the password). rediss+cluster:// and rediss+sentinel:// use TLS. See docs/scaling.md.', true),
+  REDIS_CLAIM_REPLICAS: v('Data', 'auto', replicas, 'Replicas that must acknowledge a used challenge (Redis WAIT) before verification answers; fewer within REDIS_COMMAND_TIMEOUT answer 503 and the challenge stays spent. A failover promotes a replica: one that acknowledged knows every used challenge, so no payload verifies twice. auto: 1 for redis+cluster:// and redis+sentinel://, 0 for one server. Set 0 for a cluster without replicas (claims otherwise answer 503), and at most the replicas each master has.'),
   REDIS_COMMAND_TIMEOUT: v('Data', '5000', ms, 'Redis command timeout (ms); a request never waits longer.'),
   REDIS_CONNECT_TIMEOUT: v('Data', '10000', ms, 'Redis connect timeout (ms).'),
   REDIS_MAX_RETRIES: v('Data', '2', uint(0, 100), 'Redis retries per request.'),
@@ -49,14 +53,3 @@ export const STORE_VARIABLES = {
 
 /** At most one database URL, of a supported engine (src/db/engines.ts). */
 export const checkStores: Check = (out) => [...engineProblems(out), ...snapshotProblems(out), ...redisUrlProblems(out.REDIS_URL)];
-
-/** REDIS_URL names one Redis server; Cluster and Sentinel URLs are refused until they are supported. */
-function redisUrlProblems(url: unknown): string[] {
-  if (typeof url !== 'string' || url.trim() === '') return [];
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url.trim())?.[1]?.toLowerCase();
-  if (scheme === 'redis+cluster' || scheme === 'redis+sentinel') {
-    return [`REDIS_URL: ${scheme}:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address`];
-  }
-  if (scheme !== 'redis' && scheme !== 'rediss') return ['REDIS_URL must start with redis:// or rediss://'];
-  return [];
-}

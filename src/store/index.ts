@@ -1,6 +1,7 @@
 // Picks the StateStore: Redis when a URL is configured (state shared between hosts), otherwise the
 // shared-memory file (state shared between the workers of one host).
 import { openRedisStore, type RedisStore } from './redis-store.js';
+import { defaultClaimReplicas } from './redis-url.js';
 import { openSharedMemoryStore, type SharedMemoryStore } from './shared-memory-store.js';
 import type { StoreLogger } from './state-store.js';
 
@@ -34,6 +35,8 @@ export interface StateStoreOptions {
   redisConnectTimeout?: number | undefined;
   /** REDIS_MAX_RETRIES. Default 2. */
   redisMaxRetries?: number | undefined;
+  /** REDIS_CLAIM_REPLICAS (null: auto, by the URL's form). */
+  redisClaimReplicas?: number | null | undefined;
   /** For Redis connection problems and the eviction-policy warning. Default: stderr. */
   logger?: StoreLogger | undefined;
 }
@@ -46,6 +49,7 @@ export async function createStateStore(options: StateStoreOptions): Promise<Shar
       connectTimeout: options.redisConnectTimeout,
       maxRetries: options.redisMaxRetries,
       allowEviction: options.redisAllowEviction,
+      claimReplicas: options.redisClaimReplicas ?? defaultClaimReplicas(options.redisUrl),
       logger: options.logger,
     }));
   }

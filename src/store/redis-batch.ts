@@ -3,7 +3,11 @@
 // command (a Lua script of SET NX), every hit in one script, every count in one script, every read
 // in one MGET. Under load a turn handles many requests, and each command costs the client more than
 // the keys in it. A failed command fails every operation in it with STORE_UNAVAILABLE.
-import type { Redis } from 'ioredis';
+// On a Redis Cluster each command takes the keys of one slot (a script's keys must share one), so a
+// turn sends one command per slot and kind; on one server, one per kind.
+// With claimReplicas > 0 the claims command is followed by WAIT on the same connection, and a claim
+// stored without that many replicas' acknowledgement answers STORE_UNAVAILABLE (spent, not accepted).
+import { isCluster, slotOf, type RedisClient } from './redis-client.js';
 import type { RedisMemory } from './redis-memory.js';
 import type { ScriptCommands } from './redis-scripts.js';
 import type { CountResult, HitResult } from './state-store.js';
@@ -36,9 +40,21 @@ interface PendingHit extends Pending<HitResult> {
   readonly holdMs: number;
 }
 
+export interface BatchOptions {
+  /** Replicas that must acknowledge claims (WAIT); 0: none. */
+  readonly claimReplicas: number;
+  /** The command timeout: WAIT gives up before it. */
+  readonly waitMs: number;
+  /** The client's key prefix, part of a stored key's slot. */
+  readonly keyPrefix: string;
+}
+
 export class RedisBatches {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #scripts: ScriptCommands;
+  readonly #options: BatchOptions;
+  /** WAIT's own timeout, ms: short of the command timeout, so WAIT answers before the client gives up. */
+  readonly #waitTimeout: number;
   readonly #memory: RedisMemory;
   /** Logs `err` and throws STORE_UNAVAILABLE. */
   readonly #unavailable: (err: unknown) => never;
@@ -52,9 +68,11 @@ export class RedisBatches {
   #counts: PendingCount[] = [];
   #flushScheduled = false;
 
-  constructor(client: Redis, scripts: ScriptCommands, memory: RedisMemory, unavailable: (err: unknown) => never) {
+  constructor(client: RedisClient, memory: RedisMemory, unavailable: (err: unknown) => never, options: BatchOptions) {
     this.#client = client;
-    this.#scripts = scripts;
+    this.#scripts = client as unknown as ScriptCommands;
+    this.#options = options;
+    this.#waitTimeout = Math.max(1, Math.floor(options.waitMs * 0.8));
     this.#memory = memory;
     this.#unavailable = unavailable;
   }
@@ -98,11 +116,30 @@ export class RedisBatches {
   readonly #flush = (): void => {
     this.#flushScheduled = false;
     const { claims, hits, reads, counts } = this.#take();
-    for (let i = 0; i < counts.length; i += BATCH_MAX) this.#sendCounts(counts.slice(i, i + BATCH_MAX));
-    for (let i = 0; i < hits.length; i += BATCH_MAX) this.#sendHits(hits.slice(i, i + BATCH_MAX));
-    for (let i = 0; i < claims.length; i += BATCH_MAX) this.#sendClaims(claims.slice(i, i + BATCH_MAX));
-    for (let i = 0; i < reads.length; i += BATCH_MAX) this.#sendReads(reads.slice(i, i + BATCH_MAX));
+    for (const batch of this.#batches(counts)) this.#sendCounts(batch);
+    for (const batch of this.#batches(hits)) this.#sendHits(batch);
+    for (const batch of this.#batches(claims)) this.#sendClaims(batch);
+    for (const batch of this.#batches(reads)) this.#sendReads(batch);
   };
+
+  /** `ops` in commands of at most BATCH_MAX keys, each of one slot (every key has slot 0 on one server). */
+  *#batches<T extends { readonly key: string }>(ops: T[]): Generator<T[]> {
+    if (ops.length === 0) return;
+    let groups: Iterable<T[]> = [ops];
+    if (isCluster(this.#client)) {
+      const bySlot = new Map<number, T[]>();
+      for (const op of ops) {
+        const slot = slotOf(this.#client, this.#options.keyPrefix + op.key);
+        const group = bySlot.get(slot);
+        if (group === undefined) bySlot.set(slot, [op]);
+        else group.push(op);
+      }
+      groups = bySlot.values();
+    }
+    for (const group of groups) {
+      for (let i = 0; i < group.length; i += BATCH_MAX) yield group.length <= BATCH_MAX ? group : group.slice(i, i + BATCH_MAX);
+    }
+  }
 
   #take(): { claims: PendingClaim[]; hits: PendingHit[]; reads: Pending<number>[]; counts: PendingCount[] } {
     const taken = { claims: this.#claims, hits: this.#hits, reads: this.#reads, counts: this.#counts };
@@ -142,25 +179,51 @@ export class RedisBatches {
   // accepted twice.
   #sendClaims(batch: PendingClaim[]): void {
     const fail = this.#failAll(batch);
+    if (this.#options.claimReplicas > 0) {
+      this.#sendAcknowledgedClaims(batch, fail);
+      return;
+    }
     if (batch.length === 1) {
       const c = batch[0]!;
       const set = c.expiry === 'PX' ? this.#client.set(c.key, '1', 'PX', c.at, 'NX') : this.#client.set(c.key, '1', 'PXAT', c.at, 'NX');
-      set.then((r) => {
-        if (r === 'OK') this.#memory.noteCreated(1);
-        c.resolve(r === 'OK');
-      }, fail);
+      set.then((r) => this.#settleClaims(batch, [r === 'OK' ? 1 : 0]), fail);
       return;
     }
-    const args: (string | number)[] = batch.map((c) => c.key);
-    for (const c of batch) args.push(c.expiry, c.at);
-    this.#scripts.palisadeClaims(batch.length, ...args).then((flags) => {
-      let created = 0;
-      for (let i = 0; i < batch.length; i++) {
-        if (flags[i] === 1) created++;
-        batch[i]!.resolve(flags[i] === 1);
-      }
-      this.#memory.noteCreated(created);
+    this.#scripts.palisadeClaims(batch.length, ...claimArgs(batch)).then((flags) => this.#settleClaims(batch, flags), fail);
+  }
+
+  /**
+   * The claims script, then WAIT on the same connection: a claim stored now is answered true only
+   * once claimReplicas replicas have it, so the replica a failover promotes knows it. A claim that
+   * found its key taken is refused whatever the replicas say.
+   */
+  #sendAcknowledgedClaims(batch: PendingClaim[], fail: (err: unknown) => void): void {
+    const pipeline = this.#client.pipeline() as unknown as ScriptCommands & { call(...args: (string | number)[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+    pipeline.palisadeClaims(batch.length, ...claimArgs(batch));
+    pipeline.call('WAIT', this.#options.claimReplicas, this.#waitTimeout);
+    pipeline.exec().then((replies) => {
+      const [claimed, waited] = replies ?? [];
+      if (claimed === undefined || claimed[0] !== null) return fail(claimed?.[0] ?? new Error('no reply to the claims'));
+      const flags = claimed[1] as number[];
+      const acknowledged = waited !== undefined && waited[0] === null && Number(waited[1]) >= this.#options.claimReplicas;
+      if (acknowledged) return this.#settleClaims(batch, flags);
+      const refused = batch.filter((_, i) => flags[i] === 1);
+      const reason = new Error(`claims not acknowledged by ${this.#options.claimReplicas} replica(s) within ${this.#waitTimeout} ms (WAIT answered ${waited?.[0] ? waited[0].message : String(waited?.[1])})`);
+      this.#failAll(refused)(reason);
+      this.#settleClaims(batch.map((c, i) => (flags[i] === 1 ? null : c)), flags);
     }, fail);
+  }
+
+  /** Answers each claim by its flag (1: stored now); null entries are already answered. */
+  #settleClaims(batch: readonly (PendingClaim | null)[], flags: readonly number[]): void {
+    let created = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const c = batch[i];
+      if (c === null || c === undefined) continue;
+      if (flags[i] === 1) created++;
+      c.resolve(flags[i] === 1);
+    }
+    this.#memory.noteCreated(created);
   }
 
   #sendReads(batch: Pending<number>[]): void {
@@ -186,4 +249,10 @@ export class RedisBatches {
       for (const op of batch) op.reject(refusal);
     };
   }
+}
+
+function claimArgs(batch: readonly PendingClaim[]): (string | number)[] {
+  const args: (string | number)[] = batch.map((c) => c.key);
+  for (const c of batch) args.push(c.expiry, c.at);
+  return args;
 }

@@ -7,7 +7,7 @@
 // addresses can then exhaust the soft share, never the room of claims, and cannot remove the mark
 // of an address already marked. Plan-limit counters are created whatever the memory, like claims
 // (one per limited account and month).
-import type { Redis } from 'ioredis';
+import { masters, type RedisClient } from './redis-client.js';
 import type { StoreLogger } from './state-store.js';
 
 /** Soft state stops growing past this share of maxmemory, and grows again below the second. */
@@ -28,7 +28,7 @@ export class RedisMemory {
   shed = false;
   /** New soft entries not created while shedding, by kind (a counter, like the shared-memory store's evictions). */
   readonly evicted = { seen: 0, window: 0, penalty: 0 };
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #log: StoreLogger;
   readonly #allowEviction: boolean;
   #memoryTimer: NodeJS.Timeout | undefined;
@@ -41,7 +41,7 @@ export class RedisMemory {
   /** Why claims cannot be trusted to this server (an evicting maxmemory-policy), or null. */
   #evictionProblem: string | null = null;
 
-  constructor(client: Redis, log: StoreLogger, allowEviction: boolean) {
+  constructor(client: RedisClient, log: StoreLogger, allowEviction: boolean) {
     this.#client = client;
     this.#log = log;
     this.#allowEviction = allowEviction;
@@ -70,18 +70,27 @@ export class RedisMemory {
    * Without a maxmemory nothing is shed (Redis then grows until the machine refuses: set one).
    */
   async check(): Promise<void> {
-    let info: string;
+    let infos: string[];
     this.#checking = true;
     this.#created = 0;
     try {
-      info = await this.#client.info('memory');
+      infos = await Promise.all(masters(this.#client).map((node) => node.info('memory')));
     } catch {
       return; // unreachable: claims answer 503 on their own
     } finally {
       this.#checking = false;
     }
-    const used = Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
-    const max = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? NaN);
+    // On a cluster, the fullest master decides: soft state of any slot may land on it.
+    let used = NaN;
+    let max = NaN;
+    for (const info of infos) {
+      const u = Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? NaN);
+      const m = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? NaN);
+      if (Number.isNaN(used) || (m > 0 && (!(max > 0) || u / m > used / max))) {
+        used = u;
+        max = m;
+      }
+    }
     this.#maxmemory = max > 0 ? max : 0;
     if (!(max > 0) || !Number.isFinite(used)) {
       this.shed = false;
@@ -122,8 +131,9 @@ export class RedisMemory {
   async checkEvictionPolicy(): Promise<void> {
     let policy: string | undefined;
     try {
-      const info = await this.#client.info('memory');
-      policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+      // Every master must be noeviction: the first that is not names the policy.
+      const policies = await Promise.all(masters(this.#client).map(async (node) => /^maxmemory_policy:(\S+)/m.exec(await node.info('memory'))?.[1]));
+      policy = policies.includes(undefined) || policies.length === 0 ? undefined : policies.find((p) => p !== 'noeviction') ?? 'noeviction';
     } catch (err) {
       policy = undefined;
       this.#log.warn({ err: errorText(err) }, 'Could not read Redis INFO memory');

@@ -1,7 +1,7 @@
 // The Lua scripts of the Redis state store (redis-store.ts), each atomic on the server. Windows and
 // penalty additions are clocked by the server's TIME, so every node agrees on window boundaries;
 // claims, hits and counts take a whole event-loop turn's keys at once (redis-batch.ts).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client.js';
 import { STORE_LIMITS, type HitResult } from './state-store.js';
 
 // Window state in one string "held:expiry:count" (expiry: the window's end, or the held-until
@@ -121,7 +121,7 @@ export interface ScriptCommands {
 }
 
 /** Defines the scripts as commands of `client` (ScriptCommands). */
-export function defineScripts(client: Redis): void {
+export function defineScripts(client: RedisClient): void {
   client.defineCommand('palisadeHits', { lua: HITS_LUA });
   client.defineCommand('palisadePeek', { numberOfKeys: 1, lua: PEEK_LUA, readOnly: true });
   client.defineCommand('palisadePenalty', { numberOfKeys: 1, lua: PENALTY_LUA });

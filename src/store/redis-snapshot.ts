@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
-import { Redis } from 'ioredis';
+import { createRedisClient, masters, type RedisClient } from './redis-client.js';
 
 export const REDIS_SNAPSHOT_PREFIX = 'palisade:';
 
@@ -24,25 +24,28 @@ export interface RedisSnapshotHeader {
   readonly createdAt: string;
 }
 
-function connectTo(url: string): Redis {
-  return new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+function connectTo(url: string): RedisClient {
+  return createRedisClient(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
 }
 
-async function* lines(client: Redis, prefix: string, now: number, count: { keys: number }): AsyncGenerator<string> {
+/** Every key under `prefix`: SCAN on each master (a cluster's keys are spread over them), DUMP through the client. */
+async function* lines(client: RedisClient, prefix: string, now: number, count: { keys: number }): AsyncGenerator<string> {
   const header: RedisSnapshotHeader = { palisade: 'snapshot', format: 1, kind: 'redis', prefix, createdAt: new Date(now).toISOString() };
   yield `${JSON.stringify(header)}\n`;
-  let cursor = '0';
   const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-  do {
-    const [next, keys] = await client.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = String(next);
-    for (const key of keys) {
-      const [[, value], [, pttl]] = (await client.multi().dumpBuffer(key).pttl(key).exec()) as [[unknown, Buffer | null], [unknown, number]];
-      if (value === null || pttl === -2) continue; // gone between SCAN and DUMP
-      count.keys++;
-      yield `${JSON.stringify([key.toString('base64'), value.toString('base64'), pttl < 0 ? 0 : now + pttl])}\n`;
-    }
-  } while (cursor !== '0');
+  for (const node of masters(client)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scanBuffer(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = String(next);
+      for (const key of keys) {
+        const [[, value], [, pttl]] = (await client.multi().dumpBuffer(key).pttl(key).exec()) as [[unknown, Buffer | null], [unknown, number]];
+        if (value === null || pttl === -2) continue; // gone between SCAN and DUMP
+        count.keys++;
+        yield `${JSON.stringify([key.toString('base64'), value.toString('base64'), pttl < 0 ? 0 : now + pttl])}\n`;
+      }
+    } while (cursor !== '0');
+  }
 }
 
 /** Writes every key under `prefix` of the Redis at `url` to `file`. */

@@ -5,12 +5,19 @@
 // the same turn may already see it (nothing relies on the opposite). Soft state sheds under memory
 // pressure, and an evicting maxmemory-policy is refused (redis-memory.ts).
 // The client never queues: with Redis down or slow, an operation rejects with STORE_UNAVAILABLE
-// within commandTimeout, and a claim is never answered true without Redis having stored it.
+// within commandTimeout, and a claim is never answered true without Redis having stored it (and,
+// with claimReplicas, without that many replicas having acknowledged it: a failover then cannot
+// forget a used challenge).
+//
+// REDIS_URL may name one server, a Redis Cluster or a Sentinel-watched master (redis-url.ts,
+// redis-client.ts). On a cluster every id is a hash tag (`c:{id}`, `r60000:{id}`), so a client's
+// windows, penalty and counters share one slot, and each batched script is sent per slot: no
+// script ever touches two slots.
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { PalisadeError } from '../errors.js';
 import type { RateRule } from '../parse.js';
 import { RedisBatches } from './redis-batch.js';
+import { createRedisClient, isCluster, masters, type RedisClient } from './redis-client.js';
 import { errorText, RedisMemory } from './redis-memory.js';
 import { defineScripts, type ScriptCommands, toHitResult } from './redis-scripts.js';
 import {
@@ -35,6 +42,11 @@ export interface RedisStoreOptions {
    * STORE_UNAVAILABLE.
    */
   allowEviction?: boolean;
+  /**
+   * REDIS_CLAIM_REPLICAS: replicas that must acknowledge a claim (Redis WAIT) before it is answered
+   * true; fewer within commandTimeout answer STORE_UNAVAILABLE, the challenge spent. Default 0.
+   */
+  claimReplicas?: number;
 }
 
 const DEFAULTS = {
@@ -43,6 +55,7 @@ const DEFAULTS = {
   connectTimeout: 10_000,
   maxRetries: 2,
   allowEviction: false,
+  claimReplicas: 0,
 } as const;
 
 const consoleLogger: StoreLogger = {
@@ -64,19 +77,18 @@ const LONE_SURROGATE = /\p{Cs}/u;
  */
 export async function openRedisStore(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
   const o = { ...DEFAULTS, ...options };
-  const client = new Redis(url, {
+  const client = createRedisClient(url, {
     keyPrefix: o.keyPrefix,
     enableOfflineQueue: false,
     commandTimeout: o.commandTimeout,
     connectTimeout: o.connectTimeout,
     maxRetriesPerRequest: o.maxRetries,
-    lazyConnect: true,
     // No auto-pipelining: with it, a command queued behind a stalled one outlived commandTimeout
     // (test/reliability/redis-stall.test.ts saw 503s after two timeouts, not one). Claims, hits
     // and reads are batched per event-loop turn by the store instead.
   });
   defineScripts(client);
-  const store = new RedisStore(client, o.logger ?? consoleLogger, o.allowEviction);
+  const store = new RedisStore(client, o.logger ?? consoleLogger, o.allowEviction, o.claimReplicas, o.commandTimeout, o.keyPrefix);
   await store.connect(o.connectTimeout);
   const problem = store.evictionProblem;
   if (problem !== null) {
@@ -88,7 +100,9 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
 
 export class RedisStore implements StateStore {
   readonly kind = 'redis' as const;
-  readonly #client: Redis;
+  readonly #client: RedisClient;
+  /** Ids are hash tags (a cluster: `kind:{id}`). */
+  readonly #tagged: boolean;
   readonly #scripts: ScriptCommands;
   readonly #log: StoreLogger;
   readonly #unavailable: (err: unknown) => never;
@@ -97,8 +111,9 @@ export class RedisStore implements StateStore {
   #lastLogAt = 0;
   #policyCheck: Promise<void> = Promise.resolve();
 
-  constructor(client: Redis, log: StoreLogger, allowEviction = false) {
+  constructor(client: RedisClient, log: StoreLogger, allowEviction = false, claimReplicas = 0, commandTimeout = 5000, keyPrefix = '') {
     this.#client = client;
+    this.#tagged = isCluster(client);
     this.#scripts = client as unknown as ScriptCommands;
     this.#log = log;
     this.#unavailable = (err) => {
@@ -106,10 +121,11 @@ export class RedisStore implements StateStore {
       throw new PalisadeError('STORE_UNAVAILABLE');
     };
     this.#memory = new RedisMemory(client, log, allowEviction);
-    this.#batches = new RedisBatches(client, this.#scripts, this.#memory, this.#unavailable);
+    this.#batches = new RedisBatches(client, this.#memory, this.#unavailable, { claimReplicas, waitMs: commandTimeout, keyPrefix });
     client.on('ready', () => {
       this.#policyCheck = this.#memory.checkEvictionPolicy();
       this.#memory.watch();
+      if (claimReplicas > 0) void this.#checkReplicas(claimReplicas);
     });
     client.on('error', (err: unknown) => this.#logFailure(err));
   }
@@ -139,7 +155,7 @@ export class RedisStore implements StateStore {
     let key: string;
     let until: number;
     try {
-      key = storeKey('c', checkKey('id', id));
+      key = storeKey('c', checkKey('id', id), this.#tagged);
       until = checkUntil(untilMs, Date.now());
     } catch (err) {
       return Promise.reject(err);
@@ -156,7 +172,7 @@ export class RedisStore implements StateStore {
     let k: string;
     let ttl: number;
     try {
-      k = storeKey('s', checkKey('key', key));
+      k = storeKey('s', checkKey('key', key), this.#tagged);
       ttl = checkTtl(ttlMs);
     } catch (err) {
       return Promise.reject(err);
@@ -173,7 +189,7 @@ export class RedisStore implements StateStore {
     let key: string;
     try {
       checkRule(rule);
-      key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey));
+      key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey), this.#tagged);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -190,7 +206,7 @@ export class RedisStore implements StateStore {
     let until: number;
     try {
       s = checkCount(limit, seed);
-      k = storeKey('n', checkKey('key', key));
+      k = storeKey('n', checkKey('key', key), this.#tagged);
       until = checkUntil(untilMs, Date.now());
     } catch (err) {
       return Promise.reject(err);
@@ -201,7 +217,7 @@ export class RedisStore implements StateStore {
   peek(limitKey: string, rule: RateRule): Promise<HitResult> {
     try {
       checkRule(rule);
-      const key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey));
+      const key = storeKey(`r${rule.windowMs}`, checkKey('limitKey', limitKey), this.#tagged);
       return this.#scripts.palisadePeek(key, rule.count, rule.windowMs).then(toHitResult, this.#unavailable);
     } catch (err) {
       return Promise.reject(err);
@@ -210,7 +226,7 @@ export class RedisStore implements StateStore {
 
   addPenalty(key: string, n: number, ttlMs: number): Promise<number> {
     try {
-      const k = storeKey('p', checkKey('key', key));
+      const k = storeKey('p', checkKey('key', key), this.#tagged);
       return this.#scripts.palisadePenalty(k, checkPenalty(n), checkTtl(ttlMs), this.#memory.shed ? '1' : '0').then(([score, how]) => {
         if (how === 2) this.#memory.evicted.penalty++;
         else if (how === 1) this.#memory.noteCreated(1);
@@ -228,7 +244,7 @@ export class RedisStore implements StateStore {
   penalty(key: string): Promise<number> {
     let k: string;
     try {
-      k = storeKey('p', checkKey('key', key));
+      k = storeKey('p', checkKey('key', key), this.#tagged);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -241,13 +257,15 @@ export class RedisStore implements StateStore {
    * (unreachable, CONFIG refused). Never rejects.
    */
   appendOnly(): Promise<boolean | null> {
-    return this.#client.config('GET', 'appendonly').then(
+    const each = masters(this.#client).map((node) => node.config('GET', 'appendonly').then(
       (reply) => {
         const value = (reply as string[])[1];
         return value === undefined ? null : value === 'yes';
       },
       () => null,
-    );
+    ));
+    // Every master must keep its data; one that cannot tell makes the answer unknown.
+    return Promise.all(each).then((all) => (all.length === 0 || all.includes(null) ? null : all.every(Boolean)));
   }
 
   /** New soft entries this process did not create while shedding, by kind. */
@@ -284,6 +302,24 @@ export class RedisStore implements StateStore {
     this.#client.disconnect();
   }
 
+  /** Says at start when a master has fewer replicas than claims wait for: its claims would answer 503. */
+  async #checkReplicas(wanted: number): Promise<void> {
+    for (const node of masters(this.#client)) {
+      let connected: number;
+      try {
+        connected = Number(/^connected_slaves:(\d+)/m.exec(await node.info('replication'))?.[1] ?? NaN);
+      } catch {
+        continue;
+      }
+      if (connected < wanted) {
+        this.#log.error(
+          { master: `${node.options.host}:${node.options.port}`, connectedReplicas: connected, claimReplicas: wanted },
+          'A Redis master has fewer connected replicas than REDIS_CLAIM_REPLICAS: claims on it answer 503 (the challenge spent) until enough replicas connect. Set REDIS_CLAIM_REPLICAS=0 for Redis without replicas.',
+        );
+      }
+    }
+  }
+
   #logFailure(err: unknown): void {
     const now = Date.now();
     if (now - this.#lastLogAt < LOG_EVERY_MS) return;
@@ -295,9 +331,12 @@ export class RedisStore implements StateStore {
 /**
  * `<kind>:<id>` for ordinary ids; `<kind>#<sha256 of the UTF-16 code units>` for long ones and
  * for strings with lone surrogates (which UTF-8 would turn into U+FFFD, merging distinct ids).
- * The separator keeps the two forms apart.
+ * The separator keeps the two forms apart. Tagged (a cluster): `<kind>:{<id>}` and `<kind>#{<sha256>}`,
+ * the id the hash tag; an id holding a brace is hashed, so its tag is the whole id.
  */
-function storeKey(kind: string, id: string): string {
-  if (id.length <= RAW_KEY_MAX && !LONE_SURROGATE.test(id)) return `${kind}:${id}`;
-  return `${kind}#${createHash('sha256').update(Buffer.from(id, 'utf16le')).digest('base64url')}`;
+function storeKey(kind: string, id: string, tagged: boolean): string {
+  const raw = id.length <= RAW_KEY_MAX && !LONE_SURROGATE.test(id) && !(tagged && /[{}]/.test(id));
+  const part = raw ? id : createHash('sha256').update(Buffer.from(id, 'utf16le')).digest('base64url');
+  if (!tagged) return raw ? `${kind}:${part}` : `${kind}#${part}`;
+  return raw ? `${kind}:{${part}}` : `${kind}#{${part}}`;
 }

@@ -214,11 +214,30 @@ test('CACHE_DURATION_USED_CHALLENGES must outlast CLAIM_CLOCK_SKEW by a minute (
   assert.equal(load({ CACHE_DURATION_USED_CHALLENGES: '2m', CLAIM_CLOCK_SKEW: '60s' }).CACHE_DURATION_USED_CHALLENGES, 120_000);
 });
 
-test('REDIS_URL names one server: Cluster and Sentinel URLs are refused clearly, other schemes too', () => {
-  assert.deepEqual(problems({ REDIS_URL: 'redis+cluster://a:7000,b:7001' }),
-    ['REDIS_URL: redis+cluster:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address']);
-  assert.deepEqual(problems({ REDIS_URL: 'redis+sentinel://s1:26379,s2:26379/mymaster' }),
-    ['REDIS_URL: redis+sentinel:// is not supported yet: name one Redis server (redis:// or rediss://), e.g. a managed Redis with failover behind one address']);
-  assert.deepEqual(problems({ REDIS_URL: 'http://host:6379' }), ['REDIS_URL must start with redis:// or rediss://']);
-  for (const ok of ['redis://host:6379', 'rediss://u:p@host:6380/2']) assert.equal(load({ REDIS_URL: ok }).REDIS_URL, ok);
+test('REDIS_URL: one server, a cluster or a sentinel master; bad forms refused naming the part, never the password', () => {
+  for (const ok of ['redis://host:6379', 'rediss://u:p@host:6380/2', 'redis+cluster://a:7000,b:7001', 'rediss+cluster://u:p%40ss@[::1]:7000',
+    'redis+sentinel://s1:26379,s2:26379/mymaster', 'redis+sentinel://:pw@s1/mymaster/3']) assert.equal(load({ REDIS_URL: ok }).REDIS_URL, ok);
+  assert.deepEqual(problems({ REDIS_URL: 'http://host:6379' }),
+    ['REDIS_URL must start with redis://, rediss://, redis+cluster://, rediss+cluster://, redis+sentinel:// or rediss+sentinel://']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+sentinel://u:secret-pw@s1:26379,s2:26379' }),
+    ['REDIS_URL: redis+sentinel:// needs the master name after the hosts (redis+sentinel://host:26379,host:26379/mymaster)']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+cluster://u:secret-pw@a:7000,b:99999' }), ['REDIS_URL: port 99999 is out of range']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+cluster://u:secret-pw@a:7000,,b:7001' }),
+    ['REDIS_URL: "" is not host:port (IPv6 addresses go in brackets: [::1]:6379)']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+cluster://a:7000/0' }), ['REDIS_URL: a Redis Cluster has no database number or name after the hosts']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+cluster://a:7000?password=x' }),
+    ["REDIS_URL: no ?parameters are read in this form (a sentinel's database goes after the master name: /mymaster/0)"]);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+sentinel://s1/mymaster/x' }), ['REDIS_URL: the database after the master name must be a number']);
+  assert.deepEqual(problems({ REDIS_URL: 'redis+sentinel://u:%E0%A4%A@s1/mymaster' }), ['REDIS_URL: the user or password is not percent-encoded correctly']);
+  for (const bad of ['redis+cluster://u:secret-pw@a:7000,b:99999', 'redis+sentinel://u:secret-pw@s1:26379,s2:26379', 'redis+cluster://u:secret-pw@a:7000,,b']) {
+    assert.doesNotMatch(problems({ REDIS_URL: bad }).join(' '), /secret-pw/, 'no password in a problem');
+  }
+});
+
+test('REDIS_CLAIM_REPLICAS: auto by default, a count from 0 to 16', () => {
+  assert.equal(load({}).REDIS_CLAIM_REPLICAS, null);
+  assert.equal(load({ REDIS_CLAIM_REPLICAS: '2' }).REDIS_CLAIM_REPLICAS, 2);
+  assert.equal(load({ REDIS_CLAIM_REPLICAS: '0' }).REDIS_CLAIM_REPLICAS, 0);
+  assert.equal(problems({ REDIS_CLAIM_REPLICAS: '17' }).length, 1);
+  assert.equal(problems({ REDIS_CLAIM_REPLICAS: 'all' }).length, 1);
 });
