@@ -109,7 +109,12 @@ export class RedisStore implements StateStore {
   readonly #memory: RedisMemory;
   readonly #batches: RedisBatches;
   #lastLogAt = 0;
-  #policyCheck: Promise<void> = Promise.resolve();
+  /**
+   * Settles once the first connection's eviction policy has been read. A cluster announces 'ready'
+   * a tick after its connect() resolves, so connect() waits for this rather than for connect().
+   */
+  readonly #firstPolicyCheck: Promise<void>;
+  #policyChecked: () => void = () => undefined;
 
   constructor(client: RedisClient, log: StoreLogger, allowEviction = false, claimReplicas = 0, commandTimeout = 5000, keyPrefix = '') {
     this.#client = client;
@@ -122,8 +127,9 @@ export class RedisStore implements StateStore {
     };
     this.#memory = new RedisMemory(client, log, allowEviction);
     this.#batches = new RedisBatches(client, this.#memory, this.#unavailable, { claimReplicas, waitMs: commandTimeout, keyPrefix });
+    this.#firstPolicyCheck = new Promise<void>((resolve) => { this.#policyChecked = resolve; });
     client.on('ready', () => {
-      this.#policyCheck = this.#memory.checkEvictionPolicy();
+      void this.#memory.checkEvictionPolicy().then(this.#policyChecked);
       this.#memory.watch();
       if (claimReplicas > 0) void this.#checkReplicas(claimReplicas);
     });
@@ -136,7 +142,7 @@ export class RedisStore implements StateStore {
       const timer = setTimeout(resolve, timeoutMs);
       timer.unref();
       this.#client.connect().then(
-        () => this.#policyCheck,
+        () => this.#firstPolicyCheck,
         () => undefined,
       ).finally(() => {
         clearTimeout(timer);
