@@ -5,8 +5,11 @@
 // the keys in it. A failed command fails every operation in it with STORE_UNAVAILABLE.
 // On a Redis Cluster each command takes the keys of one slot (a script's keys must share one), so a
 // turn sends one command per slot and kind; on one server, one per kind.
-// With claimReplicas > 0 the claims command is followed by WAIT on the same connection, and a claim
-// stored without that many replicas' acknowledgement answers STORE_UNAVAILABLE (spent, not accepted).
+// With claimReplicas > 0 the claims command is followed, on the same connection, by ROLE and WAIT:
+// a claim stored now is answered true once min(claimReplicas, the replicas ROLE lists) replicas
+// acknowledged it, and STORE_UNAVAILABLE otherwise (spent, not accepted). A replica that attaches
+// after ROLE answered receives the claim in its first synchronisation, so a master with fewer
+// replicas (none, after a failover took its only one) goes on serving without waiting for them.
 import { isCluster, slotOf, type RedisClient } from './redis-client.js';
 import type { RedisMemory } from './redis-memory.js';
 import type { ScriptCommands } from './redis-scripts.js';
@@ -55,6 +58,8 @@ export class RedisBatches {
   readonly #options: BatchOptions;
   /** WAIT's own timeout, ms: short of the command timeout, so WAIT answers before the client gives up. */
   readonly #waitTimeout: number;
+  /** Replicas each master listed at its last ROLE, by node ("host:port"; "server" for one server). */
+  readonly #replicas = new Map<string, number>();
   readonly #memory: RedisMemory;
   /** Logs `err` and throws STORE_UNAVAILABLE. */
   readonly #unavailable: (err: unknown) => never;
@@ -193,25 +198,75 @@ export class RedisBatches {
   }
 
   /**
-   * The claims script, then WAIT on the same connection: a claim stored now is answered true only
-   * once claimReplicas replicas have it, so the replica a failover promotes knows it. A claim that
-   * found its key taken is refused whatever the replicas say.
+   * The claims script, ROLE and WAIT in one pipeline to the slot's master. WAIT asks for as many
+   * replicas as that master listed last time (no WAIT for a master not seen yet or without
+   * replicas, so a master promoted by a failover is never waited on for replicas it lacks); ROLE,
+   * run after the claims, says how many it has now. The claims stand when the acknowledgements reach
+   * min(claimReplicas, that number); when WAIT asked for fewer, a second pipeline to the same slot
+   * checks that the keys are there and waits for the rest (confirm()). A claim that found its key
+   * taken is refused whatever the replicas say.
    */
   #sendAcknowledgedClaims(batch: PendingClaim[], fail: (err: unknown) => void): void {
-    const pipeline = this.#client.pipeline() as unknown as ScriptCommands & { call(...args: (string | number)[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+    const node = this.#nodeOf(batch[0]!.key);
+    const asked = Math.min(this.#options.claimReplicas, this.#replicas.get(node) ?? 0);
+    const pipeline = this.#client.pipeline() as unknown as AckPipeline;
     pipeline.palisadeClaims(batch.length, ...claimArgs(batch));
-    pipeline.call('WAIT', this.#options.claimReplicas, this.#waitTimeout);
-    pipeline.exec().then((replies) => {
-      const [claimed, waited] = replies ?? [];
+    pipeline.call('ROLE');
+    if (asked > 0) pipeline.call('WAIT', asked, this.#waitTimeout);
+    pipeline.exec().then(async (replies) => {
+      const [claimed, role, waited] = replies ?? [];
       if (claimed === undefined || claimed[0] !== null) return fail(claimed?.[0] ?? new Error('no reply to the claims'));
       const flags = claimed[1] as number[];
-      const acknowledged = waited !== undefined && waited[0] === null && Number(waited[1]) >= this.#options.claimReplicas;
-      if (acknowledged) return this.#settleClaims(batch, flags);
-      const refused = batch.filter((_, i) => flags[i] === 1);
-      const reason = new Error(`claims not acknowledged by ${this.#options.claimReplicas} replica(s) within ${this.#waitTimeout} ms (WAIT answered ${waited?.[0] ? waited[0].message : String(waited?.[1])})`);
-      this.#failAll(refused)(reason);
-      this.#settleClaims(batch.map((c, i) => (flags[i] === 1 ? null : c)), flags);
+      const stored = batch.filter((_, i) => flags[i] === 1);
+      const answer = (ok: boolean, why: string) => {
+        if (!ok && stored.length > 0) this.#failAll(stored)(new Error(why));
+        this.#settleClaims(ok ? batch : batch.map((c, i) => (flags[i] === 1 ? null : c)), flags);
+      };
+      const listed = this.#noteRole(node, role);
+      const needed = Math.min(this.#options.claimReplicas, listed ?? this.#options.claimReplicas);
+      const acknowledged = asked === 0 ? 0 : waited !== undefined && waited[0] === null ? Number(waited[1]) : -1;
+      if (acknowledged >= needed || stored.length === 0) return answer(true, '');
+      if (acknowledged >= 0 && asked < needed) return answer(await this.#confirm(stored, node, needed), `claims not on their master or not acknowledged by ${needed} replica(s) within ${this.#waitTimeout} ms`);
+      answer(false, `claims acknowledged by ${acknowledged < 0 ? 'no' : acknowledged} of ${needed} replica(s) within ${this.#waitTimeout} ms`);
     }, fail);
+  }
+
+  /**
+   * The second pipeline, to the claims' slot: EXISTS of the keys stored now, ROLE, WAIT. Whichever
+   * master answers, if it holds every key and enough of its replicas acknowledge its writes so far,
+   * the claims survive its failover.
+   */
+  async #confirm(stored: readonly PendingClaim[], node: string, needed: number): Promise<boolean> {
+    const pipeline = this.#client.pipeline() as unknown as AckPipeline;
+    pipeline.exists(...stored.map((c) => c.key));
+    pipeline.call('ROLE');
+    pipeline.call('WAIT', needed, this.#waitTimeout);
+    try {
+      const [exists, role, waited] = (await pipeline.exec()) ?? [];
+      const listed = this.#noteRole(node, role);
+      const want = Math.min(this.#options.claimReplicas, listed ?? this.#options.claimReplicas);
+      return exists?.[0] === null && Number(exists[1]) === stored.length && waited?.[0] === null && Number(waited[1]) >= want;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Keeps the number of replicas a ROLE reply lists for `node`; null when the reply is not a master's. */
+  #noteRole(node: string, role: [Error | null, unknown] | undefined): number | null {
+    const listed = role !== undefined && role[0] === null ? replicasListed(role[1]) : null;
+    if (listed !== null) this.#replicas.set(node, listed);
+    return listed;
+  }
+
+  /** The master a stored key's slot belongs to, as the client knows it ("server" on one server). */
+  #nodeOf(key: string): string {
+    if (!isCluster(this.#client)) return 'server';
+    return this.#client.slots[slotOf(this.#client, this.#options.keyPrefix + key)]?.[0] ?? 'unknown';
+  }
+
+  /** Replicas a master listed (its ROLE, read at start and by each acknowledged claims command). */
+  noteReplicas(node: string, count: number): void {
+    this.#replicas.set(node, count);
   }
 
   /** Answers each claim by its flag (1: stored now); null entries are already answered. */
@@ -251,8 +306,19 @@ export class RedisBatches {
   }
 }
 
+type AckPipeline = ScriptCommands & {
+  call(...args: (string | number)[]): unknown;
+  exists(...keys: string[]): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
+};
+
 function claimArgs(batch: readonly PendingClaim[]): (string | number)[] {
   const args: (string | number)[] = batch.map((c) => c.key);
   for (const c of batch) args.push(c.expiry, c.at);
   return args;
+}
+
+/** The replicas a ROLE reply lists: ['master', offset, [[ip, port, offset], …]]; null for another role. */
+function replicasListed(reply: unknown): number | null {
+  return Array.isArray(reply) && reply[0] === 'master' && Array.isArray(reply[2]) ? reply[2].length : null;
 }

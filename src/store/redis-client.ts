@@ -67,6 +67,8 @@ export function createRedisClient(url: string, o: RedisClientOptions): RedisClie
         retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
         retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
         ...(o.connectTimeout !== undefined ? { slotsRefreshTimeout: Math.min(o.connectTimeout, 2000) } : {}),
+        // Slots are read again every second, and at once after a failed command (redis-store.ts).
+        slotsRefreshInterval: 1000,
         redisOptions: {
           ...common,
           ...(target.username !== undefined ? { username: target.username } : {}),

@@ -123,15 +123,18 @@ export class RedisStore implements StateStore {
     this.#log = log;
     this.#unavailable = (err) => {
       this.#logFailure(err);
+      // A command to a dead master times out in its node's queue without telling the cluster client
+      // that the slots moved: ask the cluster where they are now (one refresh at a time).
+      if (isCluster(client)) client.refreshSlotsCache();
       throw new PalisadeError('STORE_UNAVAILABLE');
     };
     this.#memory = new RedisMemory(client, log, allowEviction);
     this.#batches = new RedisBatches(client, this.#memory, this.#unavailable, { claimReplicas, waitMs: commandTimeout, keyPrefix });
     this.#firstPolicyCheck = new Promise<void>((resolve) => { this.#policyChecked = resolve; });
     client.on('ready', () => {
-      void this.#memory.checkEvictionPolicy().then(this.#policyChecked);
+      const replicas = claimReplicas > 0 ? this.#checkReplicas(claimReplicas) : Promise.resolve();
+      void Promise.all([this.#memory.checkEvictionPolicy(), replicas]).then(() => this.#policyChecked());
       this.#memory.watch();
-      if (claimReplicas > 0) void this.#checkReplicas(claimReplicas);
     });
     client.on('error', (err: unknown) => this.#logFailure(err));
   }
@@ -300,27 +303,33 @@ export class RedisStore implements StateStore {
     if (this.#client.status === 'ready') {
       try {
         await this.#client.quit();
-        return;
       } catch {
         // fall through: drop the connection
       }
     }
+    // Also after QUIT: a Sentinel client's connections to the sentinels (its failover detector) and a
+    // cluster's connections to nodes it stopped using stay open until disconnect().
     this.#client.disconnect();
   }
 
-  /** Says at start when a master has fewer replicas than claims wait for: its claims would answer 503. */
+  /** Reads each master's replicas at (re)connection, and says when one has fewer than claims ask for. */
   async #checkReplicas(wanted: number): Promise<void> {
+    const cluster = isCluster(this.#client);
     for (const node of masters(this.#client)) {
-      let connected: number;
+      let listed: number;
       try {
-        connected = Number(/^connected_slaves:(\d+)/m.exec(await node.info('replication'))?.[1] ?? NaN);
+        const role = await node.call('ROLE') as [string, number, unknown[]];
+        if (role[0] !== 'master' || !Array.isArray(role[2])) continue;
+        listed = role[2].length;
       } catch {
         continue;
       }
-      if (connected < wanted) {
-        this.#log.error(
-          { master: `${node.options.host}:${node.options.port}`, connectedReplicas: connected, claimReplicas: wanted },
-          'A Redis master has fewer connected replicas than REDIS_CLAIM_REPLICAS: claims on it answer 503 (the challenge spent) until enough replicas connect. Set REDIS_CLAIM_REPLICAS=0 for Redis without replicas.',
+      const name = `${node.options.host}:${node.options.port}`;
+      this.#batches.noteReplicas(cluster ? name : 'server', listed);
+      if (listed < wanted) {
+        this.#log.warn(
+          { master: name, replicas: listed, claimReplicas: wanted },
+          'A Redis master has fewer replicas than REDIS_CLAIM_REPLICAS: its claims wait for the replicas it has (a replica that attaches later receives them in its first synchronisation)',
         );
       }
     }
