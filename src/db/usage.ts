@@ -5,7 +5,7 @@
 // acknowledged cannot count it twice.
 import type { Queryable, Sql } from './client.js';
 import { touchApiKeys } from './api-keys.js';
-import { fragment, toCount } from './dialect.js';
+import { fragment, raw, toCount } from './dialect.js';
 import { insertRequestLogs, RETENTION_BATCH, type RequestLogEntry } from './request-logs.js';
 
 export interface UsageCounterRow {
@@ -120,14 +120,15 @@ export interface MonthSummary {
 
 /** The month's counters of every key of `accountId` (undefined: of every account), with the top referrers. */
 export async function monthSummary(q: Queryable, month: string, accountId?: string): Promise<MonthSummary> {
-  const account = accountId ?? null;
-  const rows = await q<{ api_key_id: string; requests: string; good: string; neutral: string; bad: string }[]>`
+  const ofAccount = accountId === undefined ? raw('') : fragment`and account_id = ${accountId}`;
+  const ofAccountU = accountId === undefined ? raw('') : fragment`and u.account_id = ${accountId}`;
+  const rows = await q<{ api_key_id: string; requests: unknown; good: unknown; neutral: unknown; bad: unknown }[]>`
     select api_key_id, requests, good, neutral, bad from usage_monthly
-    where month = ${month} and (${account}::text is null or account_id = ${account}) order by requests desc limit 1000`;
-  const referrers = await q<{ origin: string; requests: string }[]>`
-    select r.origin, sum(r.requests)::text as requests from usage_referrers r
+    where month = ${month} ${ofAccount} order by requests desc limit 1000`;
+  const referrers = await q<{ origin: string; requests: unknown }[]>`
+    select r.origin, sum(r.requests) as requests from usage_referrers r
       join usage_monthly u on u.api_key_id = r.api_key_id and u.month = r.month
-    where r.month = ${month} and (${account}::text is null or u.account_id = ${account})
+    where r.month = ${month} ${ofAccountU}
     group by r.origin order by sum(r.requests) desc, r.origin limit 20`;
   const keys = rows.map((r) => ({ apiKey: r.api_key_id, requests: Number(r.requests), good: Number(r.good), neutral: Number(r.neutral), bad: Number(r.bad) }));
   const total = { requests: 0, good: 0, neutral: 0, bad: 0 };

@@ -206,3 +206,52 @@ export function fakeRequest(r: FakeRequest = {}): RequestContext {
     startedAt: 0,
   };
 }
+
+/**
+ * Database variables for a service under test on `kind`, each time a database of its own: nothing
+ * for the embedded database, a fresh MariaDB database, a fresh libSQL file, a fresh PostgreSQL
+ * database. null when the server is not reachable (outside CI: skipped loudly). drop() removes it.
+ */
+export async function serviceDatabase(kind: DbKind): Promise<{ env: Record<string, string>; drop(): Promise<void> } | null> {
+  const name = `pal_svc_${randomBytes(5).toString('hex')}`;
+  switch (kind) {
+    case 'pglite':
+      return { env: {}, drop: async () => undefined };
+    case 'libsql': {
+      const dir = mkdtempSync(join(tmpdir(), 'pal-libsql-svc-'));
+      return { env: { LIBSQL_URL: `file:${join(dir, 'palisade.db')}` }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    }
+    case 'mariadb': {
+      if (!(await requireService('mariadb'))) return null;
+      const admin = await mysql.createConnection({ uri: MARIADB_URL });
+      await admin.query(`create database ${name} character set utf8mb4 collate utf8mb4_bin`);
+      await admin.end();
+      const url = new URL(MARIADB_URL);
+      url.pathname = `/${name}`;
+      return {
+        env: { MARIADB_URL: url.toString() },
+        async drop() {
+          const c = await mysql.createConnection({ uri: MARIADB_URL });
+          await c.query(`drop database if exists ${name}`);
+          await c.end();
+        },
+      };
+    }
+    case 'postgres': {
+      if (!(await requireService('postgres'))) return null;
+      const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => undefined });
+      await admin.unsafe(`create database ${name}`);
+      await admin.end();
+      const url = new URL(POSTGRES_URL);
+      url.pathname = `/${name}`;
+      return {
+        env: { POSTGRES_URL: url.toString() },
+        async drop() {
+          const c = postgres(POSTGRES_URL, { max: 1, onnotice: () => undefined });
+          await c.unsafe(`drop database if exists ${name} with (force)`);
+          await c.end();
+        },
+      };
+    }
+  }
+}

@@ -4,6 +4,8 @@
 // secret, unsigned (alg none), of another issuer or revoked; CSRF refusals; the login lockout per
 // user and its constant-time failures; APP_IP_WHITELIST; hostile input on every route, which gets
 // {error, statusCode} and never a 5xx; a deactivated account's keys; the audit log.
+// On the embedded database; admin-api-mariadb and admin-api-libsql run the same file on those
+// engines (PALISADE_TEST_ENGINE).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SignJWT, UnsecuredJWT } from 'jose';
@@ -12,6 +14,7 @@ import { insertSpamSubmissions, listSpamSubmissions } from '../../src/db/spam-su
 import { totpCode } from '../../src/admin/auth/totp.js';
 import { loadConfig } from '../../src/config/index.js';
 import { databaseOptions } from '../../src/services.js';
+import { serviceDatabase, type DbKind } from '../helpers/db.js';
 import { startService, type Service } from '../helpers/service.js';
 
 const JWT_SECRET = 'admin-api-test-jwt-secret-0123456789abcdef';
@@ -74,9 +77,15 @@ let keyB: { id: string; secret: string };
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}`;
 
+const engine = (process.env['PALISADE_TEST_ENGINE'] ?? 'pglite') as DbKind;
+const database = await serviceDatabase(engine);
+const skip = database === null;
+
 before(async () => {
+  if (skip) return;
   svc = await startService({
     env: {
+      ...database.env,
       WORKERS: '0', JWT_SECRET, DEFAULT_ROOT_PASSWORD: ROOT_FIRST, PASSWORD_MIN_LENGTH: '12', JWT_ISSUER: 'palisade-test',
       ADMIN_LOGIN_RATE_LIMIT: '1000/15m', ADMIN_LOGIN_USER_RATE_LIMIT: '5/15m(block=15m)', CACHE_DURATION_API_KEYS: '1s',
       X_FORWARDED_FOR_TRUSTED: '127.0.0.1', APP_IP_WHITELIST: '127.0.0.1/32,10.1.0.0/16',
@@ -86,9 +95,10 @@ before(async () => {
 
 after(async () => {
   await svc?.stop();
+  await database?.drop();
 });
 
-test('root: first login, forced password change, old sessions revoked', async () => {
+test('root: first login, forced password change, old sessions revoked', { skip }, async () => {
   assertError(await root.login('root', 'wrong-password-123'), 401, 'LOGIN_FAILED');
   const first = await root.login('root', ROOT_FIRST);
   assert.equal(first.status, 200);
@@ -243,7 +253,7 @@ async function forgedClients(): Promise<Client[]> {
   });
 }
 
-test('every route: anonymous callers and forged sessions get 401, each role what it may', async () => {
+test('every route: anonymous callers and forged sessions get 401, each role what it may', { skip }, async () => {
   const anon = new Client('anon');
   const forged = await forgedClients();
   for (const row of ROWS) {
@@ -260,7 +270,7 @@ test('every route: anonymous callers and forged sessions get 401, each role what
   }
 });
 
-test('GET /session: 200 with or without a session', async () => {
+test('GET /session: 200 with or without a session', { skip }, async () => {
   const anon = await new Client('anon').call('GET', '/session');
   assert.deepEqual([anon.status, anon.body], [200, { user: null, account: null, csrfToken: null }]);
   const forged = new Client('forged');
@@ -271,7 +281,7 @@ test('GET /session: 200 with or without a session', async () => {
   assertError(await new Client('o').call('GET', '/session', undefined, { headers: { 'x-forwarded-for': '203.0.113.9' } }), 403, 'ADMIN_IP_FORBIDDEN');
 });
 
-test('the audit log holds every kind of write: who, what, when, from where', async () => {
+test('the audit log holds every kind of write: who, what, when, from where', { skip }, async () => {
   const items = (await root.call('GET', '/audit?limit=1000')).body.items as { action: string; actor: string; ip: string | null; accountId: string | null; time: string }[];
   const actions = new Set(items.map((e) => e.action));
   for (const a of [
@@ -286,7 +296,7 @@ test('the audit log holds every kind of write: who, what, when, from where', asy
   assert.equal(items.some((e) => e.actor === 'admin:aro' && e.action !== 'user.login' && e.action !== 'user.change-password'), false);
 });
 
-test('what each role sees: lists are filtered to the account; a created key shows its secret once', async () => {
+test('what each role sees: lists are filtered to the account; a created key shows its secret once', { skip }, async () => {
   const seenByB = (await users.bAdmin.call('GET', '/accounts')).body as { id: string }[];
   assert.deepEqual(seenByB.map((a) => a.id), [accountB]);
   const keysB = (await users.bAdmin.call('GET', '/keys')).body as { id: string; accountId: string }[];
@@ -308,7 +318,7 @@ test('what each role sees: lists are filtered to the account; a created key show
   assert.equal(settings.variables.APP_IP_WHITELIST.join(','), '127.0.0.1/32,10.1.0.0/16');
 });
 
-test('session tokens: expired, another secret, alg none, another issuer, tampered, revoked: all 401', async () => {
+test('session tokens: expired, another secret, alg none, another issuer, tampered, revoked: all 401', { skip }, async () => {
   const me = (await root.call('GET', '/me')).body.user.id as string;
   const key = new TextEncoder().encode(JWT_SECRET);
   const now = Math.floor(Date.now() / 1000);
@@ -346,7 +356,7 @@ test('session tokens: expired, another secret, alg none, another issuer, tampere
   assert.equal((await root.login('root', ROOT_PASSWORD)).status, 200);
 });
 
-test('CSRF: writes without the session token, with a wrong one, cross-site or as a form are refused', async () => {
+test('CSRF: writes without the session token, with a wrong one, cross-site or as a form are refused', { skip }, async () => {
   const key = (await root.call('POST', '/keys', { accountId: accountA, hostnames: ['csrf.example'] })).body.id as string;
   assertError(await root.call('POST', `/keys/${key}/revoke`, undefined, { csrf: null }), 403, 'CSRF_INVALID', 'no token');
   assertError(await root.call('POST', `/keys/${key}/revoke`, undefined, { csrf: 'x'.repeat(32) }), 403, 'CSRF_INVALID', 'wrong token');
@@ -359,7 +369,7 @@ test('CSRF: writes without the session token, with a wrong one, cross-site or as
   assert.equal((await root.call('POST', `/keys/${key}/revoke`, undefined, { headers: { origin: svc.url } })).status, 200, 'same origin with the token');
 });
 
-test('login: locked out per user after 5 failures (even with the right password); failures take the same time whether or not the user exists', async () => {
+test('login: locked out per user after 5 failures (even with the right password); failures take the same time whether or not the user exists', { skip }, async () => {
   await asRoot('POST', '/users', { accountId: accountA, username: 'lockme', password: 'temporary-password', role: 'member' });
   const c = new Client('lockme');
   for (let i = 0; i < 5; i++) assertError(await c.login('lockme', `wrong-password-${i}`), 401, 'LOGIN_FAILED');
@@ -390,7 +400,7 @@ test('login: locked out per user after 5 failures (even with the right password)
   assert.ok(median(unknown) > 5, 'an Argon2id verification ran');
 });
 
-test('APP_IP_WHITELIST guards the admin API and the console', async () => {
+test('APP_IP_WHITELIST guards the admin API and the console', { skip }, async () => {
   const outside = { 'x-forwarded-for': '203.0.113.9' };
   assertError(await new Client('o').call('POST', '/login', { username: 'root', password: ROOT_PASSWORD }, { headers: outside }), 403, 'ADMIN_IP_FORBIDDEN');
   const c = new Client('outside');
@@ -404,7 +414,7 @@ test('APP_IP_WHITELIST guards the admin API and the console', async () => {
   assert.equal((await fetch(`${svc.url}/v1/challenge`, { headers: outside })).status, 401, 'API_KEY_REQUIRED, not the whitelist');
 });
 
-test('TOTP: turned on with a code; login then needs a valid one', async () => {
+test('TOTP: turned on with a code; login then needs a valid one', { skip }, async () => {
   await asRoot('POST', '/users', { accountId: accountB, username: 'twofactor', password: 'temporary-password', role: 'member' });
   const c = new Client('twofactor');
   await c.login('twofactor', 'temporary-password');
@@ -424,7 +434,7 @@ test('TOTP: turned on with a code; login then needs a valid one', async () => {
   assertError(await new Client('n').login('twofactor', PASSWORD, next), 401, 'LOGIN_FAILED', 'a replayed code');
 });
 
-test('hostile input on every route: {error, statusCode}, never a 5xx', async () => {
+test('hostile input on every route: {error, statusCode}, never a 5xx', { skip }, async () => {
   const key = (await root.call('POST', '/keys', { accountId: accountA, hostnames: ['fuzz.example'] })).body.id as string;
   const user = await newUserA();
   const writes: [string, string][] = [
@@ -475,7 +485,7 @@ test('hostile input on every route: {error, statusCode}, never a 5xx', async () 
   assert.equal((await root.call('GET', '/me')).status, 200, 'the service is fine');
 });
 
-test('a deactivated account: its keys stop working within CACHE_DURATION_API_KEYS, its users cannot log in; the audit log says who did what from where', async () => {
+test('a deactivated account: its keys stop working within CACHE_DURATION_API_KEYS, its users cannot log in; the audit log says who did what from where', { skip }, async () => {
   const challenge = () => fetch(`${svc.url}/v1/challenge?apiKey=${keyB.id}`, { headers: { origin: 'https://beta.example' } });
   assert.equal((await challenge()).status, 200);
   const off = await root.call('PATCH', `/accounts/${accountB}`, { active: false }, { headers: { 'x-forwarded-for': '10.1.9.9' } });
@@ -505,7 +515,7 @@ test('a deactivated account: its keys stop working within CACHE_DURATION_API_KEY
   assert.ok(seen.length > 0 && seen.every((e) => e.accountId === accountA));
 });
 
-test('request logs: paged and filtered; the dashboard counts them per hour', async () => {
+test('request logs: paged and filtered; the dashboard counts them per hour', { skip }, async () => {
   const made = await root.call('POST', '/keys', { accountId: accountA, hostnames: ['logs.example'] });
   const id = made.body.id as string;
   for (let i = 0; i < 4; i++) await fetch(`${svc.url}/v1/challenge?apiKey=${id}`, { headers: { origin: 'https://logs.example' } });
