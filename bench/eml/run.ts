@@ -14,7 +14,6 @@
 // work and warmed up with 100 messages; then the corpus and the 20 KB set go through them in
 // chunks of 100, one filter at a time and the order rotating, so none competes with another for
 // the cores and load from elsewhere falls on the three alike.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -27,6 +26,7 @@ import { loadCorpus, twentyKbMessages, type RawMessage } from './corpus.js';
 import { runSet, speedOf, waitUntilIdle, type SetRun } from './measure.js';
 import { DEFAULT_BANDS } from '../../src/classifier/policy.js';
 import { startDnsRefuser } from './dns-refuser.js';
+import { rerunOffline } from './offline.js';
 import { startPalisadeEml, type PalisadeVerdict } from './palisade.js';
 import { qualityOf, renderSection, updateReadme, writeResults, type EmlResults, type TargetResult } from './report.js';
 
@@ -48,15 +48,7 @@ const log = (line: string) => console.log(`[bench:eml] ${line}`);
 
 if (!v.inner) {
   ensureInstalled(log);
-  const args = process.argv.slice(2);
-  const script = fileURLToPath(import.meta.url);
-  const r = spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, script, '--inner', ...args], { stdio: 'inherit' });
-  if (r.error !== undefined || r.status !== 0) {
-    console.error(r.error !== undefined
-      ? `${r.error.message} (unshare -n, from util-linux, needs root or CAP_SYS_ADMIN: the filters must run without a network)`
-      : `the run ended with ${r.status ?? r.signal}`);
-    process.exit(1);
-  }
+  rerunOffline(fileURLToPath(import.meta.url), process.argv.slice(2));
 } else {
   await inner();
 }
