@@ -20,11 +20,11 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { SOURCE_BANDS } from '../../src/classifier/sources.js';
 import { machineInfo } from '../lib/machine.js';
 import { ensureInstalled, startRspamd, startSpamd, type Anchor, type Verdict } from './anchors.js';
 import { loadCorpus, twentyKbMessages, type RawMessage } from './corpus.js';
 import { runSet, speedOf, waitUntilIdle, type SetRun } from './measure.js';
-import { DEFAULT_BANDS } from '../../src/classifier/policy.js';
 import { startDnsRefuser } from './dns-refuser.js';
 import { rerunOffline } from './offline.js';
 import { startPalisadeEml, type PalisadeVerdict } from './palisade.js';
@@ -100,7 +100,7 @@ async function inner(): Promise<void> {
       const name = target.name;
       const result: TargetResult = {
         name, version: target.version,
-        verdict: name === 'Palisade' ? `BAD (score ≥ ${DEFAULT_BANDS.badScore})` : name === 'rspamd' ? 'action add header or worse (score ≥ 6)' : 'Spam: True (score ≥ 5)',
+        verdict: name === 'Palisade' ? `BAD (score ≥ ${SOURCE_BANDS.mail.badScore})` : name === 'rspamd' ? 'action add header or worse (score ≥ 6)' : 'Spam: True (score ≥ 5)',
         quality: qualityOf(corpus, run.verdicts.map((x) => x.spam)),
         ...(name === 'Palisade' ? { qualityNeutral: qualityOf(corpus, run.verdicts.map((x) => (x as PalisadeVerdict).neutralOrWorse)) } : {}),
         corpus: speedOf(run), kb20: speedOf(speedRun), errors: run.errors + speedRun.errors, firstError: run.firstError ?? speedRun.firstError,

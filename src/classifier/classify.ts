@@ -12,8 +12,9 @@ import {
   analyzeDevice, analyzeIp, analyzeLocation, DEVICE_RULES, IP_RULES, LOCATION_RULES, type CountryLists, type DeviceBlock, type IpBlock,
   type LocationBlock,
 } from './network-rules.js';
-import { band, DEFAULT_BANDS } from './policy.js';
+import { band } from './policy.js';
 import { analyzeSimilarity, SIMILARITY_RULES, type SimilarityIndex } from './similarity.js';
+import { SOURCE_BANDS, type Bands } from './sources.js';
 import { analyzeText, TEXT_RULES, type LanguageDetector } from './text/index.js';
 import type { Block, Classification, EmailBlock, RuleDefinition, SimilarityBlock, TextBlock } from './types.js';
 
@@ -50,7 +51,8 @@ export interface ClassifyInput {
   /** The account's training data; null = no similarity block. */
   readonly similarity?: SimilarityIndex | null;
   readonly disabled?: ReadonlySet<string>;
-  readonly bands?: { readonly neutralScore: number; readonly badScore: number };
+  /** The key's bands; default the form's (SOURCE_BANDS.form). */
+  readonly bands?: Bands;
 }
 
 export interface ClassifierResult {
@@ -91,13 +93,13 @@ export async function classify(input: ClassifyInput, deps: ClassifierDeps): Prom
   const location = analyzeLocation(input.ip ?? null, input.timeZone ?? null, input.countries ?? NO_COUNTRIES, disabled);
   const device = input.userAgent == null ? null : analyzeDevice(input.userAgent, disabled);
   const email = emailing === null ? null : await emailing;
-  return combine({ text, email, ip, location, device, similarity }, input.bands ?? DEFAULT_BANDS, started);
+  return combine({ text, email, ip, location, device, similarity }, input.bands ?? SOURCE_BANDS.form, started);
 }
 
 type Blocks = Pick<ClassifierResult, 'text' | 'email' | 'ip' | 'location' | 'device' | 'similarity'>;
 
 /** The total, the classification and the reasons of the blocks. */
-export function combine(blocks: Blocks, bands: { readonly neutralScore: number; readonly badScore: number }, started: number): ClassifierResult {
+export function combine(blocks: Blocks, bands: Bands, started: number): ClassifierResult {
   let total = 0;
   const fired: [string, number][] = [];
   for (const block of [blocks.text, blocks.email, blocks.ip, blocks.location, blocks.device, blocks.similarity] as (Block | null)[]) {

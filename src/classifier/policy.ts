@@ -6,27 +6,29 @@
 //   blockBad     a BAD classification fails verification (verified:false, reason BAD_CLASSIFICATION)
 //                instead of being signed for the site to judge; default false
 //   neutralScore, badScore   the score bands: GOOD < neutralScore ≤ NEUTRAL < badScore ≤ BAD;
-//                default 1 and 2 (PROTOCOL.md section 3)
+//                default: the source's (SOURCE_BANDS in sources.ts: forms 1 and 3, mail 1.25 and 2)
 //   expectedLanguages, disableRules   as in a /v1/classifier request, for every classification of the key
 import { PalisadeError } from '../errors.js';
+import { SOURCE_BANDS, type Bands, type ClassificationSource } from './sources.js';
 
 export interface ClassificationPolicy {
   readonly fields: boolean;
   readonly timeZone: boolean;
   readonly blockBad: boolean;
-  readonly neutralScore: number;
-  readonly badScore: number;
+  /** As the policy sets them; null when it does not (the source's default applies). */
+  readonly neutralScore: number | null;
+  readonly badScore: number | null;
+  /** The bands each source classifies with: the policy's where it sets them, else the source's (bandsOf). */
+  readonly bands: Readonly<Record<ClassificationSource, Bands>>;
   readonly expectedLanguages: readonly string[] | null;
   readonly disableRules: ReadonlySet<string>;
   /** The x-altcha-config `sentinel` object the challenge route sends the widget. */
   readonly sentinel: { readonly fields: boolean; readonly timeZone: boolean };
 }
 
-export const DEFAULT_BANDS = Object.freeze({ neutralScore: 1, badScore: 3 });
-
 export const DEFAULT_CLASSIFICATION_POLICY: ClassificationPolicy = Object.freeze({
-  fields: false, timeZone: false, blockBad: false, ...DEFAULT_BANDS, expectedLanguages: null, disableRules: new Set<string>(),
-  sentinel: Object.freeze({ fields: false, timeZone: false }),
+  fields: false, timeZone: false, blockBad: false, neutralScore: null, badScore: null, bands: SOURCE_BANDS,
+  expectedLanguages: null, disableRules: new Set<string>(), sentinel: Object.freeze({ fields: false, timeZone: false }),
 });
 
 const FIELDS = new Set(['fields', 'timeZone', 'blockBad', 'neutralScore', 'badScore', 'expectedLanguages', 'disableRules']);
@@ -39,9 +41,9 @@ export function parseClassificationPolicy(stored: Readonly<Record<string, unknow
   const s = c as Record<string, unknown>;
   for (const name of Object.keys(s)) if (!FIELDS.has(name)) invalid(`classification: unknown field "${name}"`);
   const fields = bool(s, 'fields') ?? false;
-  const neutralScore = score(s, 'neutralScore') ?? DEFAULT_BANDS.neutralScore;
-  const badScore = score(s, 'badScore') ?? Math.max(DEFAULT_BANDS.badScore, neutralScore);
-  if (badScore < neutralScore) invalid('classification: badScore must not be below neutralScore');
+  const neutralScore = score(s, 'neutralScore') ?? null;
+  const badScore = score(s, 'badScore') ?? null;
+  if (neutralScore !== null && badScore !== null && badScore < neutralScore) invalid('classification: badScore must not be below neutralScore');
   let expectedLanguages: string[] | null = null;
   if (s.expectedLanguages !== undefined) {
     const v = s.expectedLanguages;
@@ -60,13 +62,29 @@ export function parseClassificationPolicy(stored: Readonly<Record<string, unknow
   }
   const timeZone = bool(s, 'timeZone') ?? fields;
   return Object.freeze({
-    fields, timeZone, blockBad: bool(s, 'blockBad') ?? false, neutralScore, badScore, expectedLanguages, disableRules,
+    fields, timeZone, blockBad: bool(s, 'blockBad') ?? false, neutralScore, badScore,
+    bands: Object.freeze({ form: bandsOf(neutralScore, badScore, 'form'), mail: bandsOf(neutralScore, badScore, 'mail') }), expectedLanguages, disableRules,
     sentinel: Object.freeze({ fields, timeZone }),
   });
 }
 
+/**
+ * The bands of `source` under a policy's settings (null = unset): a band the policy sets is kept as
+ * set; an unset one is the source's default, moved onto the set one when it would cross it
+ * (badScore 1.5 alone: NEUTRAL from 1 for forms, from 1.25 for mail; badScore 0.8 alone: no
+ * NEUTRAL band, BAD from 0.8).
+ */
+export function bandsOf(neutralScore: number | null, badScore: number | null, source: ClassificationSource): Bands {
+  const defaults = SOURCE_BANDS[source];
+  if (neutralScore === null && badScore === null) return defaults;
+  return Object.freeze({
+    neutralScore: neutralScore ?? Math.min(defaults.neutralScore, badScore!),
+    badScore: badScore ?? Math.max(defaults.badScore, neutralScore!),
+  });
+}
+
 /** The classification of `score` under the bands. */
-export function band(score: number, p: Pick<ClassificationPolicy, 'neutralScore' | 'badScore'>): 'GOOD' | 'NEUTRAL' | 'BAD' {
+export function band(score: number, p: Bands): 'GOOD' | 'NEUTRAL' | 'BAD' {
   return score < p.neutralScore ? 'GOOD' : score < p.badScore ? 'NEUTRAL' : 'BAD';
 }
 

@@ -43,11 +43,11 @@ export function withClassification(
     const training = texts.length === 0 ? null : deps.classifier.training.index(key.accountId);
     const classified = Promise.resolve(training).then((similarity) => classify({
       texts, expectedLanguages: policy.expectedLanguages, timeZone, ip: deps.intel.signals(req.ip, req.headers), ipRules: false,
-      similarity, disabled, bands: policy,
+      similarity, disabled, bands: policy.bands.form,
     }, deps.classifier.deps));
     return Promise.all([base, classified]).then(([abuse, result]) => {
       const score = Math.round((abuse.score + result.score) * 100) / 100;
-      const classification = band(score, policy);
+      const classification = band(score, policy.bands.form);
       if (result.classification === 'BAD' || classification === 'BAD') {
         deps.classifier.keep({
           accountId: key.accountId, apiKeyId: key.id, source: 'verify', texts, fieldNames: input.fields === null ? [] : Object.keys(input.fields),

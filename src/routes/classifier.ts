@@ -70,6 +70,6 @@ async function classifyRequest(
   return classify({
     texts: body.texts, expectedLanguages: body.expectedLanguages ?? policy.expectedLanguages, classifier: body.classifier,
     email: body.email, ip: signals, penalty, timeZone: body.timeZone, countries, userAgent, similarity: training, disabled,
-    bands: policy,
+    bands: policy.bands.form,
   }, deps.classifier.deps);
 }

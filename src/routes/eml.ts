@@ -70,7 +70,7 @@ export function emlRoute(deps: EmlRouteDeps): Handler {
       expectedLanguages: policy.expectedLanguages,
       ip: sender.ip === null ? null : deps.intel.signals(sender.ip, NO_HEADERS),
       penalty: sender.ip === null ? 0 : await deps.penalty(sender.ip),
-      countries, similarity: training, disabled, bands: policy,
+      countries, similarity: training, disabled, bands: policy.bands.mail,
     }, deps.classifier.deps);
 
     deps.countUsage(req, key, classification.classification, null);

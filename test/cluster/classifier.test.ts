@@ -192,6 +192,15 @@ describe("the key's classification policy", () => {
     assert.equal(json.classification, 'GOOD');
     assert.equal(json.text.rules.LINKS, undefined);
   });
+
+  test("a key without bands gets the form's (BAD from 3, not mail's 2); a key that sets badScore gets its own", async () => {
+    const plain = await post({ email: 'ann@nomail-shop.de' });
+    assert.deepEqual([plain.json.score, plain.json.classification], [2, 'NEUTRAL']);
+    const unset = await createTestKey(svc, { challengePolicy: { classification: { disableRules: ['FREE_PROVIDER'] } } });
+    assert.equal((await post({ email: 'ann@nomail-shop.de' }, unset)).json.classification, 'NEUTRAL');
+    const strict = await createTestKey(svc, { challengePolicy: { classification: { badScore: 2 } } });
+    assert.equal((await post({ email: 'ann@nomail-shop.de' }, strict)).json.classification, 'BAD');
+  });
 });
 
 describe('bad input', () => {

@@ -254,6 +254,30 @@ describe('message rules', () => {
   });
 });
 
+describe("the key's bands", () => {
+  // DISPLAY_NAME_SPOOF 2 and MISSING_DATE 0.5: a score of 2.5, BAD for mail (from 2), NEUTRAL for forms (from 3).
+  const spoof = message({ From: '"service@paypal.com" <ann@example.org>', To: 'bob@example.org', 'Message-ID': '<o@example.org>', Subject: 'Your order' },
+    'Hello, your order was shipped today.');
+  const classified = async (classification?: Record<string, unknown>) => {
+    const k = classification === undefined ? key : await createTestKey(svc, { challengePolicy: { classification } });
+    const { status, json } = await post(spoof, {}, k);
+    assert.equal(status, 200);
+    return [json.classification.score, json.classification.classification];
+  };
+
+  test("a key without bands gets mail's: BAD from 2 (the form's would say NEUTRAL)", async () => {
+    assert.deepEqual(await classified(), [2.5, 'BAD']);
+    assert.deepEqual(await classified({ disableRules: ['FREE_PROVIDER'] }), [2.5, 'BAD']);
+  });
+
+  test('bands the key sets win; a band it leaves unset is mail\'s', async () => {
+    assert.deepEqual(await classified({ neutralScore: 1, badScore: 3 }), [2.5, 'NEUTRAL']);
+    assert.deepEqual(await classified({ badScore: 3 }), [2.5, 'NEUTRAL']);
+    assert.deepEqual(await classified({ neutralScore: 2.6 }), [2.5, 'GOOD']);
+    assert.deepEqual(await classified({ neutralScore: 2 }), [2.5, 'BAD']);
+  });
+});
+
 describe('usage and spam submissions', () => {
   test('each message counts in usage with its classification; a BAD one is kept with source eml', async () => {
     const k = await createTestKey(svc, {});

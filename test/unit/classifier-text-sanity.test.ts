@@ -3,7 +3,7 @@
 // spam of each family reaches BAD (≥ 5) from the text alone.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { DEFAULT_BANDS } from '../../src/classifier/policy.js';
+import { SOURCE_BANDS } from '../../src/classifier/sources.js';
 import { loadLanguageDetector, type LanguageDetector } from '../../src/classifier/text/index.js';
 import { analyze, fired } from '../helpers/classifier-text.js';
 
@@ -63,7 +63,7 @@ test('legitimate messages stay GOOD (< 1)', () => {
 test('clear spam reaches BAD under the default bands from the text alone', () => {
   for (const text of SPAM) {
     const block = analyze(text, {}, { detector });
-    assert.ok(block.score >= DEFAULT_BANDS.badScore, `${block.score} ${JSON.stringify(fired(block))}: ${text}`);
+    assert.ok(block.score >= SOURCE_BANDS.form.badScore, `${block.score} ${JSON.stringify(fired(block))}: ${text}`);
   }
 });
 

@@ -10,9 +10,10 @@ import { parseMessage } from '../../src/classifier/eml/parse-message.js';
 import { connectingAddress, senderFromReceived } from '../../src/classifier/eml/received.js';
 import { parseCidrList } from '../../src/parse.js';
 import { classify } from '../../src/classifier/classify.js';
-import { classifyMessage, messageTexts, MESSAGE_TEXT_WEIGHTS } from '../../src/classifier/eml/classify-message.js';
+import { classifyMessage, messageTexts } from '../../src/classifier/eml/classify-message.js';
 import { DomainList } from '../../src/classifier/email-domains.js';
 import { PhishingList } from '../../src/classifier/phishing-list.js';
+import { RULE_WEIGHTS, SOURCE_BANDS } from '../../src/classifier/sources.js';
 import { HAM, message, withAttachment } from '../helpers/eml.js';
 
 const NONE = new Set<string>();
@@ -110,11 +111,23 @@ describe('the classification of a message', () => {
     assert.equal(mail.text!.rules.LINKS!.score, 0.75);
     assert.equal(mail.text!.score, Math.round((form.text!.score - 0.75) * 100) / 100);
     assert.equal(mail.score, Math.round((form.score - 0.75) * 100) / 100);
-    assert.deepEqual(MESSAGE_TEXT_WEIGHTS, { LINKS: 0.5, REPETITION: 0, PROFANITY: 0 });
+    assert.deepEqual(RULE_WEIGHTS.mail, { LINKS: 0.5, REPETITION: 0, PROFANITY: 0 });
     const rude = await parse(message(BASE, 'This damn shit fucking thing broke again, what the hell.'));
     const rudeMail = await classifyMessage(rude, null, {}, deps);
     assert.equal(rudeMail.text!.rules.PROFANITY!.score, 0);
     assert.ok(!rudeMail.reasons.includes('PROFANITY'));
+  });
+
+  test("without the key's bands a message gets mail's (BAD from 2), not the form's (BAD from 3)", async () => {
+    const deps = { detector: null, mx: null, lists: { disposable: () => EMPTY_LIST, freeProviders: () => EMPTY_LIST, phishing: () => PhishingList.EMPTY } };
+    const spoof = await parse(message({ From: '"service@paypal.com" <ann@shop.example.com>', 'Message-ID': '<m@shop.example.com>', Subject: 'Your order' },
+      'Hello, your order was shipped today.'));
+    const mail = await classifyMessage(spoof, null, {}, deps);
+    assert.equal(mail.score, 2.5);
+    assert.deepEqual(mail.reasons, ['DISPLAY_NAME_SPOOF', 'MISSING_DATE']);
+    assert.equal(mail.classification, 'BAD');
+    assert.equal((await classifyMessage(spoof, null, { bands: SOURCE_BANDS.form }, deps)).classification, 'NEUTRAL');
+    assert.equal((await classifyMessage(spoof, null, { bands: { neutralScore: 3, badScore: 4 } }, deps)).classification, 'GOOD');
   });
 });
 
