@@ -10,6 +10,12 @@ import type { Block } from './types.js';
 export const SOURCES = ['form', 'mail'] as const;
 export type ClassificationSource = (typeof SOURCES)[number];
 
+/** The endpoints that classify as each source (docs/classifier.md lists them beside the bands and weights). */
+export const SOURCE_ENDPOINTS: Readonly<Record<ClassificationSource, readonly string[]>> = Object.freeze({
+  form: Object.freeze(['POST /v1/classifier', 'POST /v1/verify']),
+  mail: Object.freeze(['POST /v1/eml']),
+});
+
 /** GOOD < neutralScore ≤ NEUTRAL < badScore ≤ BAD. */
 export interface Bands {
   readonly neutralScore: number;

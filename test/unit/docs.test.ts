@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { END_MARKER, latestResults, renderSection, renderSummary, START_MARKER } from '../../bench/lib/report.js';
 import { README_END, README_START } from '../../eval/lib/report.js';
-import { classifierDocWithRules, configurationMarkdown, emlDocWithRules, errorsMarkdown } from '../../scripts/gen-docs.js';
+import { classifierDocWithRules, configurationMarkdown, emlDocWithRules, errorsMarkdown, sourcesTable } from '../../scripts/gen-docs.js';
 import { ALL_RULES } from '../../src/classifier/classify.js';
 import { MESSAGE_RULES } from '../../src/classifier/eml/message-rules.js';
 import { ERRORS } from '../../src/errors.js';
@@ -23,16 +23,28 @@ test('docs/configuration.md lists every variable with its default (run `npm run 
   for (const name of Object.keys(VARIABLES)) assert.match(doc, new RegExp(`\\| \`${name}\` \\| [^|]+ \\| (implemented|planned: [^|]+|ignored: [^|]+) \\|`), name);
 });
 
-test('docs/classifier.md lists every classifier rule with its score (run `npm run docs`)', () => {
+test('docs/classifier.md lists every classifier rule with its score and each source\'s bands and weights (run `npm run docs`)', () => {
   const doc = read('docs/classifier.md');
   assert.equal(doc, classifierDocWithRules(doc));
   for (const rule of ALL_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
+  assert.ok(doc.includes(sourcesTable()));
 });
 
-test('docs/eml.md lists every message rule with its score (run `npm run docs`)', () => {
+test('docs/eml.md lists every message rule with its score and each source\'s bands and weights (run `npm run docs`)', () => {
   const doc = read('docs/eml.md');
   assert.equal(doc, emlDocWithRules(doc));
   for (const rule of MESSAGE_RULES) assert.match(doc, new RegExp(`\\| \`${rule.name}\` \\| ${rule.score} \\|`));
+  assert.ok(doc.includes(sourcesTable()));
+});
+
+test('the sources table: forms 1 and 3 with every rule at 1, mail 1.25 and 2 with LINKS at half', () => {
+  assert.equal(sourcesTable(), [
+    '| source | endpoints | `neutralScore` | `badScore` | rule weights |',
+    '|---|---|--:|--:|---|',
+    '| `form` | `POST /v1/classifier`, `POST /v1/verify` | 1 | 3 | every rule 1 |',
+    '| `mail` | `POST /v1/eml` | 1.25 | 2 | `LINKS` 0.5, `REPETITION` 0, `PROFANITY` 0; every other rule 1 |',
+    '',
+  ].join('\n'));
 });
 
 const root = new URL('../../../', import.meta.url);
