@@ -24,7 +24,7 @@ import { createKeyTemplate, type KeyTemplate } from './lib/keys.js';
 import { runLoad, runWrk, wrkVersion } from './lib/load.js';
 import { loadAverage, machineInfo, describeMachine } from './lib/machine.js';
 import { runMemory } from './lib/memory.js';
-import { runNodes, S3N_TITLE } from './lib/nodes.js';
+import { failedNodes, runNodes, S3N_TITLE } from './lib/nodes.js';
 import { runSustained } from './lib/sustained.js';
 import { stopAll } from './lib/processes.js';
 import {
@@ -193,7 +193,11 @@ async function main(): Promise<number> {
     }
     if (p.only.includes('S3n')) {
       log(`S3n: ${S3N_TITLE}`);
-      const result = await runNodes(ctx, { ratePerNode: 1000 });
+      // A node crashing ends the scenario, not the invocation (as for the others above).
+      const result = await runNodes(ctx, { ratePerNode: 1000 }).catch((err: unknown) => {
+        log(`  S3n failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+        return failedNodes(`failed: ${err instanceof Error ? err.message : String(err)}`);
+      });
       const path = writeResults(RESULTS_DIR, 'S3n', { kind: 'nodes', date: new Date().toISOString(), machine, options, result });
       log(`  → ${path}`);
     }

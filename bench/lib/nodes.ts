@@ -120,10 +120,7 @@ interface Snapshot {
 
 export async function runNodes(ctx: RunContext, o: NodesOptions): Promise<NodesResult> {
   const loadBefore = loadAverage();
-  const result = (fields: Partial<NodesResult>): NodesResult => ({
-    id: 'S3n', title: S3N_TITLE, skipped: null, loadBefore, loadAfter: loadAverage(), redisVersion: null, arms: [], fixedRate: null,
-    ratios: { split: null, added: null, perNodeAdded: null }, checks: [], ...fields,
-  });
+  const result = (fields: Partial<NodesResult>): NodesResult => ({ ...failedNodes(null, loadBefore), ...fields });
   let redis: ThrowawayRedis;
   try {
     redis = await startThrowawayRedis([], { persistent: true });
@@ -194,7 +191,7 @@ export async function runNodes(ctx: RunContext, o: NodesOptions): Promise<NodesR
     }
     const armResults = arms.map((a) => summarizeArm(a, runs.get(a.id)!));
     const [one, two, halfArm] = armResults;
-    const pacedLatency = (q: 'p50' | 'p99') => median(paced.flatMap((r) => r.loads.map((l) => l.latency[q])));
+    const pacedLatency = (q: 'p50' | 'p99') => round(median(paced.flatMap((r) => r.loads.map((l) => l.latency[q]))), 2);
     return result({
       redisVersion,
       arms: armResults,
@@ -213,6 +210,14 @@ export async function runNodes(ctx: RunContext, o: NodesOptions): Promise<NodesR
     await redis.stop();
     rmSync(countRoot, { recursive: true, force: true });
   }
+}
+
+/** The result of a run that did not measure (skipped: why), or the frame a measured one fills. */
+export function failedNodes(skipped: string | null, loadBefore: readonly number[] = loadAverage()): NodesResult {
+  return {
+    id: 'S3n', title: S3N_TITLE, skipped, loadBefore, loadAfter: loadAverage(), redisVersion: null, arms: [], fixedRate: null,
+    ratios: { split: null, added: null, perNodeAdded: null }, checks: [],
+  };
 }
 
 /**
