@@ -1,7 +1,7 @@
 // The benchmark runner (issue 7): `npm run bench [-- options]`. See bench/README.md.
 //
 //   --quick               3 s runs, 1 s warm-up (development; the numbers are rough)
-//   --only S1,S2,memory   these scenarios only (S0 and memory are never in the default set)
+//   --only S1,S2,memory   these scenarios only (S0, S2c, S3n, memory and sustained are never in the default set)
 //   --memory              add the 10-minute memory scenario to the run
 //   --duration S          seconds per run (default 10, --quick 3)
 //   --runs N              full-speed and 50%-rate runs per target (default 3, at least 3 for a report)
@@ -24,6 +24,7 @@ import { createKeyTemplate, type KeyTemplate } from './lib/keys.js';
 import { runLoad, runWrk, wrkVersion } from './lib/load.js';
 import { loadAverage, machineInfo, describeMachine } from './lib/machine.js';
 import { runMemory } from './lib/memory.js';
+import { failedNodes, runNodes, S3N_TITLE } from './lib/nodes.js';
 import { runSustained } from './lib/sustained.js';
 import { stopAll } from './lib/processes.js';
 import {
@@ -75,7 +76,7 @@ function plan(argv: string[]): Plan {
     return n;
   };
   const cores = availableParallelism();
-  const known = [...SCENARIOS.map((s) => s.id), 'memory', 'sustained'];
+  const known = [...SCENARIOS.map((s) => s.id), 'S3n', 'memory', 'sustained'];
   let only = v.only === undefined
     ? SCENARIOS.filter((s) => !s.optIn).map((s) => s.id)
     : v.only.split(',').map((x) => x.trim()).filter((x) => x !== '');
@@ -189,6 +190,16 @@ async function main(): Promise<number> {
       const path = writeResults(RESULTS_DIR, s.id, { kind: 'scenario', date: new Date().toISOString(), machine, options, generatorCheck: check, result });
       log(`  → ${path}`);
       for (const c of result.checks) log(`  ${c.met ? 'met    ' : 'NOT MET'} ${c.label} ${c.target}: ${c.measured ?? '—'}${c.wrk != null ? ` (wrk: ${c.wrk})` : ''}`);
+    }
+    if (p.only.includes('S3n')) {
+      log(`S3n: ${S3N_TITLE}`);
+      // A node crashing ends the scenario, not the invocation (as for the others above).
+      const result = await runNodes(ctx, { ratePerNode: 1000 }).catch((err: unknown) => {
+        log(`  S3n failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+        return failedNodes(`failed: ${err instanceof Error ? err.message : String(err)}`);
+      });
+      const path = writeResults(RESULTS_DIR, 'S3n', { kind: 'nodes', date: new Date().toISOString(), machine, options, result });
+      log(`  → ${path}`);
     }
     if (p.only.includes('memory')) {
       log(`memory: mixed S1/S2 at 50% for ${p.memoryDurationS} s`);

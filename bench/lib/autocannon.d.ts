@@ -22,7 +22,8 @@ declare module 'autocannon' {
     onResponse?: string | ((status: number, body: string, context: Record<string, unknown>) => void);
   }
   export interface Options extends RequestOptions {
-    url: string;
+    /** Several: the connections go to them in turn (S3n's two nodes). */
+    url: string | string[];
     connections?: number;
     pipelining?: number;
     duration?: number;

@@ -49,8 +49,8 @@ export function paths(s: Scenario, target: Target, keys: Readonly<Record<KeyName
   };
 }
 
-const GET_HEADERS = { origin: BENCH_ORIGIN };
-const POST_HEADERS = { origin: BENCH_ORIGIN, 'content-type': 'application/json' };
+export const GET_HEADERS = { origin: BENCH_ORIGIN };
+export const POST_HEADERS = { origin: BENCH_ORIGIN, 'content-type': 'application/json' };
 
 /** The classifier scenario's path and headers: the scenario key's secret, as a site's backend sends it. */
 export const CLASSIFIER_PATH = '/v1/classifier';

@@ -30,7 +30,8 @@ export interface RequestSpec {
 }
 
 export interface LoadOptions {
-  readonly url: string;
+  /** Several: connection i goes to url[i % length] (S3n's two nodes). */
+  readonly url: string | readonly string[];
   /** One request, or a sequence each connection goes through in turn. */
   readonly request: RequestSpec | readonly RequestSpec[];
   readonly durationS: number;
@@ -93,7 +94,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     return req;
   });
   const opts: Options = {
-    url: o.url,
+    url: typeof o.url === 'string' ? o.url : [...o.url],
     connections: o.connections,
     pipelining: 1,
     duration: o.durationS,

@@ -44,13 +44,19 @@ export async function runPaced(o: PacedOptions): Promise<LoadResult> {
 
   const conns: Conn[] = await Promise.all(Array.from({ length: o.connections }, () => open(hostname, Number(port))));
   const idle: Conn[] = [...conns];
+  let finished = false;
   const send = (c: Conn, scheduled: number) => {
     c.scheduled = scheduled;
     inFlight++;
     sent++;
     c.socket.write(next());
   };
-  for (const c of conns) {
+  /** A connection free again: the oldest late request goes out on it, or it waits in the pool. */
+  const release = (c: Conn) => {
+    if (backlogHead < backlog.length) send(c, backlog[backlogHead++]!);
+    else idle.push(c);
+  };
+  const attach = (c: Conn) => {
     c.socket.on('data', (chunk: Buffer) => {
       c.buf = c.buf.length === 0 ? chunk : Buffer.concat([c.buf, chunk]);
       for (;;) {
@@ -65,13 +71,34 @@ export async function runPaced(o: PacedOptions): Promise<LoadResult> {
         latencies.push(performance.now() - c.scheduled);
         c.scheduled = -1;
         inFlight--;
-        if (backlogHead < backlog.length) send(c, backlog[backlogHead++]!);
-        else idle.push(c);
+        release(c);
         if (inFlight === 0) onIdle?.();
       }
     });
-    c.socket.on('error', () => { errors++; });
-  }
+    // Counted below, as a lost request, when the connection closes with one in flight.
+    c.socket.on('error', () => undefined);
+    // The server closes a keep-alive connection idle for long enough (uWS: 10 s), and with the most
+    // recently freed connection taken first, the pool's last ones idle that long in a 10 s run:
+    // a closed one leaves the pool for a new one, so that no request is written to it.
+    c.socket.once('close', () => {
+      if (finished) return;
+      const at = idle.indexOf(c);
+      if (at >= 0) idle.splice(at, 1);
+      if (c.scheduled >= 0) {
+        c.scheduled = -1;
+        inFlight--;
+        errors++;
+        if (inFlight === 0) onIdle?.();
+      }
+      open(hostname, Number(port)).then((fresh) => {
+        conns.push(fresh);
+        if (finished) return void fresh.socket.destroy();
+        attach(fresh);
+        release(fresh);
+      }, () => { errors++; });
+    });
+  };
+  for (const c of conns) attach(c);
 
   const start = performance.now();
   const end = start + o.durationS * 1000;
@@ -101,6 +128,7 @@ export async function runPaced(o: PacedOptions): Promise<LoadResult> {
     });
   }
   const timeouts = inFlight;
+  finished = true;
   for (const c of conns) c.socket.destroy();
 
   const durationS = (performance.now() - start) / 1000;

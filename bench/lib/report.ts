@@ -6,8 +6,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { MachineInfo } from './machine.js';
 import { describeMachine } from './machine.js';
+import { median, ratio } from './stats.js';
 import { updateFileBetween } from './markers.js';
 import type { MemoryResult } from './memory.js';
+import type { NodesArmResult, NodesResult } from './nodes.js';
 import type { SustainedResult } from './sustained.js';
 import type { ScenarioResult, TargetResult } from './scenario-runner.js';
 import type { Latency, WrkResult } from './load.js';
@@ -61,7 +63,15 @@ export interface SustainedFile {
   readonly result: SustainedResult;
 }
 
-type AnyFile = ResultsFile | MemoryFile | SustainedFile;
+export interface NodesFile {
+  readonly kind: 'nodes';
+  readonly date: string;
+  readonly machine: MachineInfo;
+  readonly options: RunOptions;
+  readonly result: NodesResult;
+}
+
+type AnyFile = ResultsFile | MemoryFile | SustainedFile | NodesFile;
 
 export function writeResults(dir: string, name: string, file: AnyFile): string {
   mkdirSync(dir, { recursive: true });
@@ -102,7 +112,7 @@ export function renderSection(files: Map<string, AnyFile>): string {
   const scenarios = [...files.values()].filter((f): f is ResultsFile => f.kind === 'scenario');
   const memory = files.get('memory') as MemoryFile | undefined;
   const sustained = files.get('sustained') as SustainedFile | undefined;
-  if (scenarios.length === 0 && !memory) return '_No results yet: run `npm run bench`._';
+  if (scenarios.length === 0 && !memory && !files.has('S3n')) return '_No results yet: run `npm run bench`._';
   const out: string[] = [];
   out.push(
     // Written into bench/README.md: links are relative to bench/.
@@ -115,7 +125,11 @@ export function renderSection(files: Map<string, AnyFile>): string {
   );
   const check = scenarios.map((f) => f.generatorCheck).find((g) => g != null);
   if (check) out.push(generatorLine(check), '');
-  for (const f of scenarios) out.push(...scenarioBlock(f));
+  // In name order, so S3n follows S3.
+  for (const f of files.values()) {
+    if (f.kind === 'scenario') out.push(...scenarioBlock(f));
+    else if (f.kind === 'nodes') out.push(...nodesBlock(f));
+  }
   if (memory) out.push(...memoryBlock(memory));
   if (sustained) out.push(...sustainedBlock(sustained));
   out.push(...sentinelBlock(scenarios));
@@ -198,6 +212,55 @@ function scenarioBlock(f: ResultsFile): string[] {
     lines.push(`A key asking for fields ÷ the default policy, payloads without fields (production-fields ÷ production): ${r.fieldsRatio}` +
       `${r.fieldsCpuRatio != null ? `; server CPU per answer, the same two: ${r.fieldsCpuRatio}` : ''}.`, '');
   }
+  return lines;
+}
+
+function nodesBlock(f: NodesFile): string[] {
+  const r = f.result;
+  const o = f.options;
+  const head = `### S3n: ${r.title}`;
+  const when = `${f.date.slice(0, 10)} on ${f.machine.cpuModel}, ${o.runs} × ${o.durationS} s per arm${o.quick ? ' (--quick)' : ''}, ` +
+    `${o.generator} with ${plural(o.loadWorkers, 'worker thread')} and ${o.connections} connections in all (alternating between the nodes), ` +
+    `production configuration, Redis ${r.redisVersion ?? '—'} started for the run (AOF, appendfsync everysec), load average ${r.loadBefore[0]} → ${r.loadAfter[0]}`;
+  if (r.skipped) return [head, '', `Skipped (${when}): ${r.skipped}`, ''];
+  const [one] = r.arms;
+  const pair = r.arms.find((a) => a.nodes === 2);
+  const name = (a: NodesArmResult) => `${a.nodes} × ${a.workersPerNode}`;
+  const row = (label: string, a: NodesArmResult, vsOne: string) => {
+    const p = a.redis;
+    return `| ${label} | ${fmt(a.rps)}${a.troubled > 0 ? ` ⚠ ${plural(a.troubled, 'run')} with errors` : ''} | ${a.perNodeRps.map(fmt).join(' + ')} | ${vsOne} | ` +
+      `${a.serverCpuUs ?? '—'} | ${fixed2(p?.executed)} | ${fixed2(p?.requests)} | ${fixed2(p?.roundTrips)} | ${p == null ? '—' : p.redisCpuUs.toFixed(1)} |`;
+  };
+  const lines = [
+    head, '', `_${when}._`, '',
+    `| nodes × workers | verifications/s (median) | per node (median run) | ÷ ${one ? name(one) : 'one node'} | server CPU per verification (µs) | ` +
+    'Redis commands executed per verification | requests per verification | round trips per verification | Redis CPU per verification (µs) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.arms.map((a) => row(name(a), a, one ? String(ratio(a.rps, one.rps) ?? '—') : '—')),
+  ];
+  const fixed = r.fixedRate;
+  if (fixed) lines.push(row(`${name(fixed)} at ${fmt(fixed.ratePerNode)}/s per node (paced)`, fixed, '—'));
+  lines.push('');
+  const { split, added, perNodeAdded } = r.ratios;
+  if (pair && one) {
+    lines.push(`Two nodes ÷ one node of as many workers in all (${name(pair)} ÷ ${name(one)}): ${split ?? '—'}` +
+      (added === null ? '.' : `; two nodes ÷ one of them alone (${name(pair)} ÷ 1 × ${pair.workersPerNode}): ${added} in all, ${perNodeAdded ?? '—'} per node.`), '');
+  }
+  const breakdown = (label: string, by: (a: NodesArmResult) => Readonly<Record<string, number>> | undefined) => {
+    const parts = [pair, fixed].filter((a): a is NodesArmResult => a != null && a.redis !== null).map((a) => {
+      const entries = Object.entries(by(a) ?? {}).filter(([, v]) => v > 0).sort(([, x], [, y]) => y - x);
+      return `${a === fixed ? `at ${fmt(fixed!.ratePerNode)}/s per node` : 'at full speed'} ${entries.map(([k, v]) => `${k} ${Number(v.toFixed(3))}`).join(', ')}`;
+    });
+    if (parts.length > 0) lines.push(`${label}, two nodes: ${parts.join('; ')}.`, '');
+  };
+  breakdown('Commands Redis executed per verification (those a script runs included)', (a) => a.redis?.executedBy);
+  breakdown('Requests the nodes sent per verification (a script by its name, sent as one EVALSHA)', (a) => a.redis?.requestsBy);
+  // Every full-speed run creates a claim key per verification (the memory delta is noisy: the median over all of them).
+  const perKey = r.arms.flatMap((a) => a.runs.map((run) => run.perVerification?.bytesPerKey ?? null)).filter((b): b is number => b !== null);
+  lines.push(`Socket reads Redis handled per verification: ${r.arms.map((a) => `${name(a)} ${fixed2(a.redis?.reads)}`).join(', ')}` +
+    `${fixed ? `, ${name(fixed)} paced ${fixed2(fixed.redis?.reads)}` : ''}. ` +
+    `${fixed ? `Paced latency at ${fmt(fixed.ratePerNode)}/s per node, p50 / p99: ${fixed.paced.p50.toFixed(2)} / ${fixed.paced.p99.toFixed(2)} ms. ` : ''}` +
+    `Redis memory per key created: ${perKey.length === 0 ? '—' : `${fmt(median(perKey))} bytes`}.`, '');
   return lines;
 }
 
@@ -323,6 +386,10 @@ function plural(n: number, word: string): string {
 
 function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
+}
+
+function fixed2(n: number | null | undefined): string {
+  return n == null ? '—' : n.toFixed(2);
 }
 
 function fmtOr(n: number | undefined): string {

@@ -331,7 +331,8 @@ export function evaluate(
   }
 }
 
-function rotate<T>(items: readonly T[], by: number): T[] {
+/** `items` from index `by` on, then the ones before: round `by`'s order of the targets. */
+export function rotate<T>(items: readonly T[], by: number): T[] {
   const k = by % items.length;
   return [...items.slice(k), ...items.slice(0, k)];
 }
