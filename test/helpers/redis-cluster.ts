@@ -9,6 +9,18 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spareLocalPort, startThrowawayRedis, type ThrowawayRedis } from './redis-server.js';
 
+/**
+ * Whether redis-server and redis-cli are installed: under CI=true their absence throws (the tests
+ * must run); elsewhere it says loudly that `what` is skipped.
+ */
+export function redisToolsAvailable(what: string): boolean {
+  const missing = ['redis-server', 'redis-cli'].filter((bin) => spawnSync(bin, ['--version']).status !== 0);
+  if (missing.length === 0) return true;
+  if (process.env['CI'] === 'true') throw new Error(`${missing.join(' and ')} missing (CI=true: ${what} must run)`);
+  console.error(`\n*** SKIPPING ${what}: ${missing.join(' and ')} not installed ***\n`);
+  return false;
+}
+
 /** The cluster's node timeout: a master unreachable this long is failed over. */
 export const NODE_TIMEOUT_MS = 1000;
 

@@ -5,7 +5,6 @@
 // spent when the replica does not acknowledge it; every master's eviction policy is checked; snapshots read
 // every master. The failover tests are test/reliability/redis-cluster-failover.test.ts.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,13 +16,10 @@ import { keySlot } from '../../src/store/redis-client.js';
 import { restoreRedisSnapshot, writeRedisSnapshot } from '../../src/store/redis-snapshot.js';
 import { openRedisStore } from '../../src/store/redis-store.js';
 import type { StoreLogger } from '../../src/store/state-store.js';
-import { startTestCluster, type TestCluster } from '../helpers/redis-cluster.js';
+import { redisToolsAvailable, startTestCluster, type TestCluster } from '../helpers/redis-cluster.js';
 import { storeConformance } from '../helpers/store-conformance.js';
 
-const missing = ['redis-server', 'redis-cli'].filter((bin) => spawnSync(bin, ['--version']).status !== 0);
-if (missing.length > 0 && process.env['CI'] === 'true') throw new Error(`${missing.join(' and ')} missing (CI=true: the Redis Cluster tests must run)`);
-if (missing.length > 0) console.error(`\n*** SKIPPING Redis Cluster tests: ${missing.join(' and ')} not installed ***\n`);
-const skip = missing.length > 0;
+const skip = !redisToolsAvailable('the Redis Cluster tests');
 
 let cluster: TestCluster;
 let raw: Cluster;

@@ -6,20 +6,16 @@
 // Sentinel (redis+sentinel://): a master and a replica watched by three sentinels, the master
 // SIGKILLed, the store following the promoted replica with every used challenge still refused.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keySlot } from '../../src/store/redis-client.js';
 import { openRedisStore } from '../../src/store/redis-store.js';
 import { solveV2 } from '../helpers/pow-test-server.js';
-import { startTestCluster, startTestSentinels, type TestCluster, type TestSentinels } from '../helpers/redis-cluster.js';
+import { redisToolsAvailable, startTestCluster, startTestSentinels, type TestCluster, type TestSentinels } from '../helpers/redis-cluster.js';
 import { createTestKey, startService, type Service } from '../helpers/service.js';
 import { report } from './harness.js';
 
-const missing = ['redis-server', 'redis-cli'].filter((bin) => spawnSync(bin, ['--version']).status !== 0);
-if (missing.length > 0 && process.env['CI'] === 'true') throw new Error(`${missing.join(' and ')} missing (CI=true: the Redis failover tests must run)`);
-if (missing.length > 0) console.error(`\n*** SKIPPING Redis failover tests: ${missing.join(' and ')} not installed ***\n`);
-const skip = missing.length > 0;
+const skip = !redisToolsAvailable('the Redis failover tests');
 
 let cluster: TestCluster | undefined;
 let sentinels: TestSentinels | undefined;
