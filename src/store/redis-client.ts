@@ -18,7 +18,7 @@ export interface RedisClientOptions {
 
 /** A cluster gives up on a command after this many redirections or retries (ioredis default 16). */
 const CLUSTER_MAX_REDIRECTIONS = 6;
-/** Wait before a command retries after its node's connection closed, or while the cluster is down. */
+/** Wait before a command retries after TRYAGAIN (a slot being migrated). */
 const CLUSTER_RETRY_DELAY_MS = 100;
 
 /** `url` parsed; throws with the URL's problem (configuration has refused a bad one before). */
@@ -63,8 +63,11 @@ export function createRedisClient(url: string, o: RedisClientOptions): RedisClie
         enableOfflineQueue: o.enableOfflineQueue,
         scaleReads: 'master',
         maxRedirections: CLUSTER_MAX_REDIRECTIONS,
-        retryDelayOnFailover: CLUSTER_RETRY_DELAY_MS,
-        retryDelayOnClusterDown: CLUSTER_RETRY_DELAY_MS,
+        // A command whose node went away, or sent while the cluster is down, fails at once (503)
+        // rather than being sent again later: a claims pipeline sent again would carry its WAIT to
+        // whichever master owns the slot by then, which may have fewer replicas and block on them.
+        retryDelayOnFailover: 0,
+        retryDelayOnClusterDown: 0,
         retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
         ...(o.connectTimeout !== undefined ? { slotsRefreshTimeout: Math.min(o.connectTimeout, 2000) } : {}),
         // Slots are read again every second, and at once after a failed command (redis-store.ts).
