@@ -100,16 +100,25 @@ interface LogRow {
 /** Rows one retention statement deletes at most: the table is never locked for long. */
 export const RETENTION_BATCH = 5000;
 
-/** REQUEST_LOGS_TTL: deletes rows older than `ttlMs`, `batch` at a time; returns how many. */
-export async function deleteOldRequestLogs(q: Queryable, ttlMs: number, now = Date.now(), batch = RETENTION_BATCH): Promise<number> {
-  if (!Number.isFinite(ttlMs) || ttlMs < 0) throw new Error('ttlMs must be a non-negative number');
-  const cutoff = new Date(now - ttlMs);
+/**
+ * Deletes the rows of `table` whose `timeColumn` is older than `ageMs` before `now`, `batch` rows
+ * per statement (keyed by `id`), so the table is never locked for long; returns how many. The
+ * retention of request logs, spam submissions and applied usage batches.
+ */
+export async function deleteOlderThan(q: Queryable, table: string, timeColumn: string, ageMs: number, now = Date.now(), batch = RETENTION_BATCH): Promise<number> {
+  if (!Number.isFinite(ageMs) || ageMs < 0) throw new Error('the age must be a non-negative number of milliseconds');
+  const cutoff = new Date(now - ageMs);
   let total = 0;
   for (;;) {
-    const { count } = await q.run(q.dialect.deleteBatch('request_logs', 'id', fragment`time < ${cutoff}`, batch));
+    const { count } = await q.run(q.dialect.deleteBatch(table, 'id', fragment`${raw(timeColumn)} < ${cutoff}`, batch));
     total += count;
     if (count < batch) return total;
   }
+}
+
+/** REQUEST_LOGS_TTL: deletes rows older than `ttlMs`, `batch` at a time; returns how many. */
+export function deleteOldRequestLogs(q: Queryable, ttlMs: number, now = Date.now(), batch = RETENTION_BATCH): Promise<number> {
+  return deleteOlderThan(q, 'request_logs', 'time', ttlMs, now, batch);
 }
 
 export interface RequestLogQuery {

@@ -4,7 +4,7 @@
 import { randomBase62 } from '../keys/secrets.js';
 import type { Queryable } from './client.js';
 import { fragment, toDate } from './dialect.js';
-import { RETENTION_BATCH } from './request-logs.js';
+import { deleteOlderThan, RETENTION_BATCH } from './request-logs.js';
 
 export interface SpamSubmission {
   readonly id: string;
@@ -77,13 +77,6 @@ export async function getSpamSubmission(q: Queryable, id: string): Promise<SpamS
 }
 
 /** DELETE_SPAM_SUBMISSIONS_IN: deletes rows older than `ageMs`, `batch` at a time; returns how many. */
-export async function deleteOldSpamSubmissions(q: Queryable, ageMs: number, now = Date.now(), batch = RETENTION_BATCH): Promise<number> {
-  if (!Number.isFinite(ageMs) || ageMs < 0) throw new Error('ageMs must be a non-negative number');
-  const cutoff = new Date(now - ageMs);
-  let total = 0;
-  for (;;) {
-    const { count } = await q.run(q.dialect.deleteBatch('spam_submissions', 'id', fragment`time < ${cutoff}`, batch));
-    total += count;
-    if (count < batch) return total;
-  }
+export function deleteOldSpamSubmissions(q: Queryable, ageMs: number, now = Date.now(), batch = RETENTION_BATCH): Promise<number> {
+  return deleteOlderThan(q, 'spam_submissions', 'time', ageMs, now, batch);
 }

@@ -6,7 +6,7 @@
 import type { Queryable, Sql } from './client.js';
 import { touchApiKeys } from './api-keys.js';
 import { fragment, raw, toCount } from './dialect.js';
-import { insertRequestLogs, RETENTION_BATCH, type RequestLogEntry } from './request-logs.js';
+import { deleteOlderThan, insertRequestLogs, type RequestLogEntry } from './request-logs.js';
 
 export interface UsageCounterRow {
   readonly apiKeyId: string;
@@ -142,14 +142,8 @@ export async function monthSummary(q: Queryable, month: string, accountId?: stri
 }
 
 /** Forgets applied batch ids older than `ageMs` (a retry comes within seconds, not days). */
-export async function pruneUsageFlushes(q: Queryable, ageMs: number, now = Date.now()): Promise<number> {
-  const cutoff = new Date(now - ageMs);
-  let total = 0;
-  for (;;) {
-    const { count } = await q.run(q.dialect.deleteBatch('usage_flushes', 'id', fragment`flushed_at < ${cutoff}`, RETENTION_BATCH));
-    total += count;
-    if (count < RETENTION_BATCH) return total;
-  }
+export function pruneUsageFlushes(q: Queryable, ageMs: number, now = Date.now()): Promise<number> {
+  return deleteOlderThan(q, 'usage_flushes', 'flushed_at', ageMs, now);
 }
 
 function compare(a: string, b: string): number {
