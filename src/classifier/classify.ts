@@ -14,7 +14,7 @@ import {
 } from './network-rules.js';
 import { band } from './policy.js';
 import { analyzeSimilarity, SIMILARITY_RULES, type SimilarityIndex } from './similarity.js';
-import { SOURCE_BANDS, type Bands } from './sources.js';
+import { SOURCE_BANDS, weighBlock, type Bands } from './sources.js';
 import { analyzeText, TEXT_RULES, type LanguageDetector } from './text/index.js';
 import type { Block, Classification, EmailBlock, RuleDefinition, SimilarityBlock, TextBlock } from './types.js';
 
@@ -53,6 +53,8 @@ export interface ClassifyInput {
   readonly disabled?: ReadonlySet<string>;
   /** The key's bands; default the form's (SOURCE_BANDS.form). */
   readonly bands?: Bands;
+  /** The source's rule weights (RULE_WEIGHTS in sources.ts); default the form's: every rule counts in full. */
+  readonly weights?: Readonly<Record<string, number>>;
 }
 
 export interface ClassifierResult {
@@ -76,6 +78,13 @@ const NO_COUNTRIES: CountryLists = Object.freeze({ expected: null, blocked: null
 
 export async function classify(input: ClassifyInput, deps: ClassifierDeps): Promise<ClassifierResult> {
   const started = performance.now();
+  return combine(await classifyBlocks(input, deps), input.bands ?? SOURCE_BANDS.form, started);
+}
+
+export type Blocks = Pick<ClassifierResult, 'text' | 'email' | 'ip' | 'location' | 'device' | 'similarity'>;
+
+/** Every dimension's block (null where its input is absent), each rule counted by `input.weights`. */
+export async function classifyBlocks(input: ClassifyInput, deps: ClassifierDeps): Promise<Blocks> {
   const disabled = input.disabled ?? NONE;
   // The MX lookup is the only wait: it starts first and the synchronous rules run meanwhile.
   const emailing = input.email == null ? null : analyzeEmail(input.email, {
@@ -93,16 +102,20 @@ export async function classify(input: ClassifyInput, deps: ClassifierDeps): Prom
   const location = analyzeLocation(input.ip ?? null, input.timeZone ?? null, input.countries ?? NO_COUNTRIES, disabled);
   const device = input.userAgent == null ? null : analyzeDevice(input.userAgent, disabled);
   const email = emailing === null ? null : await emailing;
-  return combine({ text, email, ip, location, device, similarity }, input.bands ?? SOURCE_BANDS.form, started);
+  const blocks: Blocks = { text, email, ip, location, device, similarity };
+  const weights = input.weights;
+  if (weights === undefined) return blocks;
+  const weigh = <B extends Block>(b: B | null): B | null => (b === null ? null : weighBlock(b, weights));
+  return {
+    text: weigh(text), email: weigh(email), ip: weigh(ip), location: weigh(location), device: weigh(device), similarity: weigh(similarity),
+  };
 }
 
-type Blocks = Pick<ClassifierResult, 'text' | 'email' | 'ip' | 'location' | 'device' | 'similarity'>;
-
-/** The total, the classification and the reasons of the blocks. */
-export function combine(blocks: Blocks, bands: Bands, started: number): ClassifierResult {
+/** The total, the classification and the reasons of the blocks, and of `extra` (the message block of /v1/eml) when given. */
+export function combine(blocks: Blocks, bands: Bands, started: number, extra: Block | null = null): ClassifierResult {
   let total = 0;
   const fired: [string, number][] = [];
-  for (const block of [blocks.text, blocks.email, blocks.ip, blocks.location, blocks.device, blocks.similarity] as (Block | null)[]) {
+  for (const block of [blocks.text, blocks.email, blocks.ip, blocks.location, blocks.device, blocks.similarity, extra] as (Block | null)[]) {
     if (block === null) continue;
     total += block.score;
     for (const name in block.rules) {

@@ -4,9 +4,7 @@
 // on top. Each rule counts by mail's weight (RULE_WEIGHTS.mail in sources.ts: some text rules,
 // written for forms, fire on legitimate mail as often as on spam). The total is the sum of every
 // block's score; the key's bands (mail's by default, SOURCE_BANDS.mail) decide GOOD, NEUTRAL or BAD.
-import { round2 } from '../block.js';
-import { classify, type ClassifierDeps, type ClassifierResult, type ClassifyInput } from '../classify.js';
-import { band } from '../policy.js';
+import { classifyBlocks, combine, type ClassifierDeps, type ClassifierResult, type ClassifyInput } from '../classify.js';
 import { RULE_WEIGHTS, SOURCE_BANDS, weighBlock } from '../sources.js';
 import type { Block } from '../types.js';
 import type { Authentication } from './authenticate.js';
@@ -31,40 +29,10 @@ export async function classifyMessage(
   m: ParsedMessage, auth: Authentication | null, input: Omit<ClassifyInput, 'texts' | 'email'>, deps: ClassifierDeps,
 ): Promise<MessageClassification> {
   const started = performance.now();
-  const disabled = input.disabled ?? new Set<string>();
   const from = m.from?.address ?? '';
-  const classified = await classify({ ...input, texts: messageTexts(m), email: from === '' ? null : from }, deps);
-  const base: ClassifierResult = {
-    ...classified, text: weighed(classified.text), email: weighed(classified.email), ip: weighed(classified.ip),
-    location: weighed(classified.location), device: weighed(classified.device), similarity: weighed(classified.similarity),
-  };
-  const reasons = classified.reasons.filter((name) => ruleScore(base, name) > 0);
-  const message = weighBlock(analyzeMessage(m, auth, disabled), WEIGHTS);
-  let total = message.score;
-  for (const b of [base.text, base.email, base.ip, base.location, base.device, base.similarity]) if (b !== null) total += b.score;
-  const fired: [string, number][] = reasons.map((name) => [name, ruleScore(base, name)]);
-  for (const name in message.rules) {
-    const s = message.rules[name]!.score;
-    if (s > 0) fired.push([name, s]);
-  }
-  fired.sort((a, b) => b[1] - a[1]);
-  const score = Math.max(0, round2(total));
-  return {
-    ...base, classification: band(score, input.bands ?? SOURCE_BANDS.mail), score, reasons: fired.map((f) => f[0]), message,
-    time: round2(performance.now() - started),
-  };
+  const blocks = await classifyBlocks({ ...input, weights: WEIGHTS, texts: messageTexts(m), email: from === '' ? null : from }, deps);
+  const message = weighBlock(analyzeMessage(m, auth, input.disabled ?? new Set<string>()), WEIGHTS);
+  return { ...combine(blocks, input.bands ?? SOURCE_BANDS.mail, started, message), message };
 }
 
 const WEIGHTS = RULE_WEIGHTS.mail;
-
-function weighed<B extends Block>(block: B | null): B | null {
-  return block === null ? null : weighBlock(block, WEIGHTS);
-}
-
-function ruleScore(r: ClassifierResult, name: string): number {
-  for (const b of [r.text, r.email, r.ip, r.location, r.device, r.similarity]) {
-    const rule = b?.rules[name];
-    if (rule !== undefined) return rule.score;
-  }
-  return 0;
-}
