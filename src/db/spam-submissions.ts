@@ -3,7 +3,7 @@
 // to training data.
 import { randomBase62 } from '../keys/secrets.js';
 import type { Queryable } from './client.js';
-import { fragment, toDate } from './dialect.js';
+import { toDate } from './dialect.js';
 import { deleteOlderThan, RETENTION_BATCH } from './request-logs.js';
 
 export interface SpamSubmission {

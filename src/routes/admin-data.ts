@@ -5,7 +5,6 @@ import { describeConfig } from '../config/describe.js';
 import type { Config } from '../config/index.js';
 import { PalisadeError } from '../errors.js';
 import { threatsStatus } from '../intel/threats-status.js';
-import { audit } from '../admin/context.js';
 import { addTraining, auditLog, getSubmission, listSubmissions, listTraining, logView, promoteSubmission, removeTraining, requestLogs, stats, submissionView, trainingView, usageSummary } from '../admin/data.js';
 import { dateParam, intParam, num, only, param, text } from '../admin/input.js';
 import { getKey } from '../admin/keys.js';

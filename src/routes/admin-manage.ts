@@ -3,7 +3,6 @@
 import { PalisadeError } from '../errors.js';
 import { accountView, createAccount, getAccount, listAllAccounts, renameAccount, setAccountStatus } from '../admin/accounts.js';
 import { PASSWORD_MAX_LENGTH } from '../admin/auth/passwords.js';
-import { audit } from '../admin/context.js';
 import { usageOfKey } from '../admin/data.js';
 import { bool, num, only, param, strings, text } from '../admin/input.js';
 import { createKey, getKey, keyHistory, keyView, listKeys, reassignKeyHostname, releaseKeyHostname, revokeKey, rotateKey, updateKey } from '../admin/keys.js';

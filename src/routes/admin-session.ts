@@ -10,7 +10,7 @@ import { newTotpSecret, totpStep, totpUri } from '../admin/auth/totp.js';
 import { audit } from '../admin/context.js';
 import { bool, only, text } from '../admin/input.js';
 import { changeOwnPassword } from '../admin/users.js';
-import { body, id, type Call, type Kit, reply, self } from './admin-kit.js';
+import { body, type Kit, reply, self } from './admin-kit.js';
 
 export function sessionRoutes(kit: Kit): void {
   const { add, config, sql, logger, principal, newSession, me, adminOf, loginLimit, cookiePath, secure } = kit;

@@ -11,24 +11,15 @@ import { parseMessage, type ParsedMessage } from '../classifier/eml/parse-messag
 import { senderFromReceived } from '../classifier/eml/received.js';
 import type { CountryLists } from '../classifier/network-rules.js';
 import { KeyPolicies } from '../classifier/key-policies.js';
-import type { ClassifierService } from '../classifier/service.js';
 import { PalisadeError } from '../errors.js';
 import type { Handler, RequestContext, Reply } from '../http/types.js';
+import type { ClassifierRouteDeps } from './classifier.js';
 import { json } from '../http/types.js';
-import type { Intel } from '../intel/intel.js';
 import { anonymizeIp } from '../ip.js';
-import type { ApiKey } from '../keys/types.js';
 import type { CidrList } from '../parse.js';
-import type { Classification } from '../usage/usage-buffer.js';
 
-export interface EmlRouteDeps {
-  /** Authorises the server-side request and charges the plan (the key's rate rule included). */
-  readonly authorize: (req: RequestContext) => Promise<ApiKey>;
-  readonly classifier: ClassifierService;
-  readonly intel: Intel;
-  readonly penalty: (ip: string) => number | Promise<number>;
-  readonly countUsage: (req: RequestContext, key: ApiKey, classification: Classification | null, origin: string | null) => void;
-  readonly anonymizeIp: boolean;
+/** What /v1/classifier needs (authorisation, usage, intelligence), and the message's own services. */
+export interface EmlRouteDeps extends ClassifierRouteDeps {
   readonly authenticator: Authenticator;
   /** Where X-Attachments-Upload stores; null when STORAGE_PROVIDER has no implementation. */
   readonly attachments: AttachmentStore | null;

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { parseRateRule } from '../../src/parse.js';
 import { createStateStore } from '../../src/store/index.js';

@@ -93,7 +93,6 @@ class Scanner {
   readonly out = new TextScan();
   private text = '';
   private n = 0;
-  private model!: ScanModel;
   private lexicon!: Lexicon;
   private cls: Uint8Array = new Uint8Array(0);
   private sampleStart = 0;
@@ -134,7 +133,6 @@ class Scanner {
     out.reset();
     this.text = text;
     this.n = text.length;
-    this.model = model;
     this.lexicon = model.lexicon;
     this.sampleStart = sampleStart;
     this.sampleEnd = sampleEnd;
