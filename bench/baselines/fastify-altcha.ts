@@ -8,13 +8,12 @@
 // Policies come from the runner as JSON in BENCH_P_POLICIES ({name: {algorithm, cost, keyLength,
 // counterMin, counterMax, expiresInMs}}); the primary draws the two secrets and passes them to workers.
 //   PORT=8080 WORKERS=2 BENCH_P_POLICIES='{"default":{…}}' node dist/bench/baselines/fastify-altcha.js
-import cluster from 'node:cluster';
 import { randomBytes, randomInt } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import { createChallenge, verifySolution, type Challenge, type DeriveKeyFunction, type Solution } from 'altcha-lib';
 import { deriveKey as derivePbkdf2 } from 'altcha-lib/algorithms/pbkdf2';
 import { deriveKey as deriveSha } from 'altcha-lib/algorithms/sha';
 import Fastify from 'fastify';
+import { runClustered } from './cluster.js';
 
 export interface BaselinePolicy {
   readonly algorithm: string;
@@ -26,24 +25,11 @@ export interface BaselinePolicy {
 }
 
 const port = Number(process.env.PORT ?? 8080);
-const workers = Number(process.env.WORKERS || availableParallelism());
 
-if (cluster.isPrimary) {
-  const env = {
-    BENCH_P_SECRET: randomBytes(32).toString('hex'),
-    BENCH_P_KEY_SECRET: randomBytes(32).toString('hex'),
-  };
-  for (let i = 0; i < workers; i++) cluster.fork(env);
-  cluster.on('exit', (_w, code, signal) => {
-    if (signal !== 'SIGTERM') console.error(`worker exited with ${code ?? signal}`);
-  });
-  process.on('SIGTERM', () => {
-    for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM');
-    setTimeout(() => process.exit(0), 100);
-  });
-} else {
-  await serve();
-}
+await runClustered(serve, {
+  BENCH_P_SECRET: randomBytes(32).toString('hex'),
+  BENCH_P_KEY_SECRET: randomBytes(32).toString('hex'),
+});
 
 async function serve(): Promise<void> {
   const policies = new Map(Object.entries(JSON.parse(process.env.BENCH_P_POLICIES ?? '{}') as Record<string, BaselinePolicy>));

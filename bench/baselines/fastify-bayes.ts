@@ -7,12 +7,11 @@
 // Fastify parses the JSON body (its default parser, limit 1 MB); the other fields of S6's body are
 // read past, as such a server would.
 //   PORT=8080 WORKERS=2 BENCH_B_TOKEN=sec_… node dist/bench/baselines/fastify-bayes.js
-import cluster from 'node:cluster';
 import { timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
 import Fastify from 'fastify';
 import { HAM_SAMPLE, SPAM_SAMPLE } from '../lib/training-sample.js';
+import { runClustered } from './cluster.js';
 
 /** The few methods of wink-naive-bayes-text-classifier used here (the package ships no types). */
 interface NaiveBayes {
@@ -25,20 +24,8 @@ interface NaiveBayes {
 const createClassifier = createRequire(import.meta.url)('wink-naive-bayes-text-classifier') as () => NaiveBayes;
 
 const port = Number(process.env.PORT ?? 8080);
-const workers = Number(process.env.WORKERS || availableParallelism());
 
-if (cluster.isPrimary) {
-  for (let i = 0; i < workers; i++) cluster.fork();
-  cluster.on('exit', (_w, code, signal) => {
-    if (signal !== 'SIGTERM') console.error(`worker exited with ${code ?? signal}`);
-  });
-  process.on('SIGTERM', () => {
-    for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM');
-    setTimeout(() => process.exit(0), 100);
-  });
-} else {
-  await serve();
-}
+await runClustered(serve);
 
 /** Lower-case words of letters and digits: the usual tokenizer in front of a naive-Bayes model. */
 function tokenize(text: string): string[] {
