@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
 import { parseRateRule } from '../../src/parse.js';
 import { keySlot } from '../../src/store/redis-client.js';
@@ -17,6 +18,7 @@ import { restoreRedisSnapshot, writeRedisSnapshot } from '../../src/store/redis-
 import { openRedisStore } from '../../src/store/redis-store.js';
 import type { StoreLogger } from '../../src/store/state-store.js';
 import { redisToolsAvailable, startTestCluster, type TestCluster } from '../helpers/redis-cluster.js';
+import { startThrowawayRedis, type ThrowawayRedis } from '../helpers/redis-server.js';
 import { storeConformance } from '../helpers/store-conformance.js';
 
 const skip = !redisToolsAvailable('the Redis Cluster tests');
@@ -149,5 +151,41 @@ test('a Redis snapshot of a cluster holds the keys of every master and restores 
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('replicas that attach after start: a claim waits for the one that came (checking its key is there), and answers 503 spent when a second one cannot acknowledge', { skip }, async () => {
+  const master = await startThrowawayRedis(['--maxmemory-policy', 'noeviction']);
+  const replicas: ThrowawayRedis[] = [];
+  const attach = async () => {
+    const replica = await startThrowawayRedis(['--maxmemory-policy', 'noeviction', '--replicaof', '127.0.0.1', String(master.port)]);
+    replicas.push(replica);
+    const deadline = Date.now() + 10_000;
+    while (!/master_link_status:up/.test(replica.command('INFO', 'replication'))) {
+      if (Date.now() > deadline) throw new Error('the replica did not synchronise');
+      await sleep(50);
+    }
+    return replica;
+  };
+  const one = await openRedisStore(master.url, { keyPrefix: 'late:', logger, claimReplicas: 1, commandTimeout: 600 });
+  let two: Awaited<ReturnType<typeof openRedisStore>> | undefined;
+  try {
+    assert.equal(await one.claimOnce('alone', LATER), true, 'no replica: nothing to wait for');
+    const first = await attach();
+    // Read at start: no replica. ROLE after the claim lists one: the second pipeline checks the key and waits for it.
+    assert.equal(await one.claimOnce('after-attach', LATER), true);
+    assert.equal(first.command('GET', 'late:c:after-attach'), '1', 'on the replica when answered');
+    two = await openRedisStore(master.url, { keyPrefix: 'late:', logger, claimReplicas: 2, commandTimeout: 600 });
+    const second = await attach();
+    second.freeze();
+    await assert.rejects(two.claimOnce('two-wanted', LATER), (err: Error & { code?: string }) => err.code === 'STORE_UNAVAILABLE');
+    second.thaw();
+    assert.equal(master.command('GET', 'late:c:two-wanted'), '1', 'stored on the master: spent');
+    assert.equal(await two.claimOnce('two-wanted', LATER), false);
+  } finally {
+    await one.close();
+    await two?.close();
+    for (const r of replicas) await r.stop();
+    await master.stop();
   }
 });
