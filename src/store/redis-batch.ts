@@ -228,7 +228,13 @@ export class RedisBatches {
       if (acknowledged >= needed || stored.length === 0) return answer(true, '');
       if (acknowledged >= 0 && asked < needed) return answer(await this.#confirm(stored, node, needed), `claims not on their master or not acknowledged by ${needed} replica(s) within ${this.#waitTimeout} ms`);
       answer(false, `claims acknowledged by ${acknowledged < 0 ? 'no' : acknowledged} of ${needed} replica(s) within ${this.#waitTimeout} ms`);
-    }, fail);
+    }, (err: unknown) => {
+      // Unanswered (a command timeout): forget the master's replica count, so the next claims do
+      // not ask WAIT for replicas it may no longer have (a promoted master) and time out again;
+      // their ROLE tells, and confirm() waits when there are replicas.
+      this.#replicas.delete(node);
+      fail(err);
+    });
   }
 
   /**
